@@ -1,0 +1,16 @@
+"""Optimizers: Muon with per-head / per-expert Newton–Schulz, exact under sharding."""
+
+from etude.optim.muon import Muon, adjusted_lr, muon_update
+from etude.optim.newton_schulz import POLAR_EXPRESS, QUINTIC, newton_schulz, ns_flops
+from etude.optim.sharded import StepStats
+
+__all__ = [
+    "POLAR_EXPRESS",
+    "QUINTIC",
+    "Muon",
+    "StepStats",
+    "adjusted_lr",
+    "muon_update",
+    "newton_schulz",
+    "ns_flops",
+]

@@ -1,0 +1,368 @@
+"""Muon: momentum, then Newton–Schulz per matrix, head or expert; AdamW for the rest.
+
+One optimizer for one process and for sharded training: a parameter may be a plain tensor
+or a DTensor (FSDP2 / HSDP `Shard`, expert-parallel `Shard(0)`, both), and the update is the
+same as unsharded Muon on the full parameters. Sharded orthogonalization is in `sharded.py`;
+this file holds the update math and the optimizer's front door.
+
+Which parameters Muon takes (the rest go to AdamW inside this optimizer):
+1. a group's `"algorithm": "muon" | "adamw"` decides when given;
+2. groups with `"heads"` or `"experts"` are Muon;
+3. otherwise 2-D tensors are Muon, except, when names are known (pass
+   `model.named_parameters()`), embeddings, output heads and routers: parameters whose module
+   is named `lm_head`, `output`, `wte`, `wpe`, `router` or `gate`, or starts with `embed`
+   or contains `embedding`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterable
+from typing import Any
+
+import torch
+import torch.distributed as dist
+from torch import Tensor
+from torch.distributed.tensor import DTensor
+from torch.optim.adamw import adamw
+
+from etude.optim.newton_schulz import QUINTIC, coefficient_schedule
+from etude.optim.sharded import ParamSpec, Plan, StepStats, build_plan, orthogonalize
+from etude.optim.units import Granularity, shard_boxes, unit_matrix_shape, validate
+
+ADAMW_MODULE_NAMES = frozenset({"lm_head", "output", "wte", "wpe", "router", "gate"})
+ADJUST_LR_FNS = (None, "original", "match_rms_adamw")
+
+
+def muon_update(grad: Tensor, momentum_buffer: Tensor, momentum: float, nesterov: bool) -> Tensor:
+    """Advance `momentum_buffer` in place (an EMA of gradients) and return the direction to
+    orthogonalize: `grad` blended toward the buffer (Nesterov) or the buffer itself.
+
+    Elementwise, so it applies to a local shard exactly as to the full tensor."""
+    momentum_buffer.lerp_(grad, 1 - momentum)
+    return grad.lerp(momentum_buffer, momentum) if nesterov else momentum_buffer
+
+
+def adjusted_lr(lr: float, adjust_lr_fn: str | None, shape: tuple[int, int]) -> float:
+    """Scale `lr` for an orthogonalized `rows x cols` unit, as `torch.optim.Muon` does."""
+    rows, cols = shape
+    if adjust_lr_fn is None or adjust_lr_fn == "original":
+        return lr * math.sqrt(max(1.0, rows / cols))
+    if adjust_lr_fn == "match_rms_adamw":
+        return lr * 0.2 * math.sqrt(max(rows, cols))
+    raise ValueError(f"adjust_lr_fn must be one of {ADJUST_LR_FNS}, got {adjust_lr_fn!r}")
+
+
+def is_muon_param(name: str | None, param: Tensor, group: dict) -> bool:
+    """The default rule (module docstring) deciding whether Muon or AdamW updates `param`."""
+    if "algorithm" in group:
+        if group["algorithm"] not in ("muon", "adamw"):
+            raise ValueError(f"algorithm must be 'muon' or 'adamw', got {group['algorithm']!r}")
+        return group["algorithm"] == "muon"
+    if "heads" in group or group.get("experts"):
+        return True
+    if param.ndim != 2:
+        return False
+    if name is None:
+        return True
+    module = name.rsplit(".", 1)[0].rsplit(".", 1)[-1] if "." in name else ""
+    return not (module in ADAMW_MODULE_NAMES or module.startswith("embed") or "embedding" in module)
+
+
+def _granularity(group: dict) -> Granularity:
+    if group.get("experts"):
+        return Granularity("experts")
+    if "heads" in group:
+        return Granularity("heads", int(group["heads"]), int(group.get("head_dim", 0)))
+    return Granularity("matrix")
+
+
+class Muon(torch.optim.Optimizer):
+    """Muon with per-head / per-expert Newton–Schulz, sharding-aware, AdamW for the rest.
+
+    Arguments up to `adjust_lr_fn` mean what they mean in `torch.optim.Muon` and have its
+    defaults. Beyond those:
+
+    - ns_coefficients: a triple `(a, b, c)` used at every step, or "polar_express".
+    - ns_dtype: precision of Newton–Schulz (bfloat16 as in torch.optim.Muon, or float32).
+    - ns_method: "standard", "gram" or "auto" (per shape, the one with fewer FLOPs).
+    - adamw_lr / adamw_betas / adamw_eps / adamw_weight_decay: hyperparameters of the AdamW
+      part (lr and weight decay default to Muon's); a group may override them with the
+      same keys.
+    - job_numel, max_in_flight: size of one all-to-all job in elements, and how many
+      transfers per shard group may be outstanding (1 turns overlap off).
+
+    Param groups may add `"heads": H, "head_dim": 0 | 1` (split rows or columns into H
+    blocks, each orthogonalized alone), `"experts": True` (a `[E, out, in]` tensor, one unit
+    per expert), or `"algorithm": "muon" | "adamw"`. After each step, `last_step_stats`
+    holds this rank's telemetry (`StepStats`) and `last_step_time_s` the step's time.
+    """
+
+    def __init__(
+        self,
+        params: Iterable[Any],
+        lr: float = 1e-3,
+        weight_decay: float = 0.1,
+        momentum: float = 0.95,
+        nesterov: bool = True,
+        ns_coefficients: tuple[float, float, float] | str = QUINTIC,
+        eps: float = 1e-7,
+        ns_steps: int = 5,
+        adjust_lr_fn: str | None = None,
+        *,
+        ns_dtype: torch.dtype = torch.bfloat16,
+        ns_method: str = "standard",
+        adamw_lr: float | None = None,
+        adamw_betas: tuple[float, float] = (0.9, 0.95),
+        adamw_eps: float = 1e-8,
+        adamw_weight_decay: float | None = None,
+        job_numel: int = 1 << 24,
+        max_in_flight: int = 4,
+    ) -> None:
+        if lr < 0 or momentum < 0 or weight_decay < 0:
+            raise ValueError(
+                f"lr, momentum and weight_decay must be >= 0, got {lr}, {momentum}, {weight_decay}"
+            )
+        if adjust_lr_fn not in ADJUST_LR_FNS:
+            raise ValueError(f"adjust_lr_fn must be one of {ADJUST_LR_FNS}, got {adjust_lr_fn!r}")
+        if ns_method not in ("standard", "gram", "auto"):
+            raise ValueError(f"ns_method must be 'standard', 'gram' or 'auto', got {ns_method!r}")
+        if not ns_dtype.is_floating_point:
+            raise ValueError(f"ns_dtype must be a floating dtype, got {ns_dtype}")
+        if max_in_flight < 1:
+            raise ValueError(f"max_in_flight must be >= 1, got {max_in_flight}")
+        coefficient_schedule(ns_coefficients, ns_steps)  # validates both
+        self.ns_dtype = ns_dtype
+        self.ns_method = ns_method
+        self.job_numel = job_numel
+        self.max_in_flight = max_in_flight
+        adamw_defaults = {
+            "lr": lr if adamw_lr is None else adamw_lr,
+            "betas": adamw_betas,
+            "eps": adamw_eps,
+            "weight_decay": weight_decay if adamw_weight_decay is None else adamw_weight_decay,
+        }
+        defaults = {
+            "lr": lr,
+            "weight_decay": weight_decay,
+            "momentum": momentum,
+            "nesterov": nesterov,
+            "ns_coefficients": ns_coefficients,
+            "eps": eps,
+            "ns_steps": ns_steps,
+            "adjust_lr_fn": adjust_lr_fn,
+        }
+        super().__init__(_split_groups(params, adamw_defaults), defaults)
+        for group in self.param_groups:
+            if group["algorithm"] == "muon":
+                for name, p in _named(group):
+                    _validate_muon_param(name, p, group)
+        self._plans: dict[tuple, Plan] = {}
+        self._process_groups: dict[tuple, Any] = {}
+        self.last_step_stats = StepStats()
+        self.last_step_time_s = 0.0
+
+    @torch.no_grad()
+    def step(self, closure=None):
+        """Perform one optimization step; returns the closure's loss if one is given."""
+        loss = None
+        if closure is not None:
+            with torch.enable_grad():
+                loss = closure()
+        t0 = time.perf_counter()
+        for group in self.param_groups:
+            if group["algorithm"] == "adamw":
+                self._adamw_step(group)
+        self.last_step_stats = self._muon_step()
+        self.last_step_time_s = time.perf_counter() - t0
+        return loss
+
+    def _muon_step(self) -> StepStats:
+        muon_groups = [g for g in self.param_groups if g["algorithm"] == "muon"]
+        total = StepStats(
+            collectives=_check_grads_agree([p for g in muon_groups for _, p in _named(g)])
+        )
+        # One plan per Newton–Schulz setting; almost always there is only one.
+        by_setting: dict[tuple, list[tuple[dict, str, Tensor]]] = {}
+        for group in muon_groups:
+            setting = (str(group["ns_coefficients"]), group["ns_steps"], group["eps"])
+            for name, p in _named(group):
+                if p.grad is not None:
+                    by_setting.setdefault(setting, []).append((group, name, p))
+        for (_, ns_steps, eps), items in by_setting.items():
+            group0 = items[0][0]
+            updates = []
+            for group, _, p in items:
+                state = self.state[p]
+                if "momentum_buffer" not in state:
+                    state["momentum_buffer"] = torch.zeros_like(p)
+                updates.append(
+                    muon_update(
+                        _local(p.grad),
+                        _local(state["momentum_buffer"]),
+                        group["momentum"],
+                        group["nesterov"],
+                    )
+                )
+            plan = self._plan(items, ns_steps)
+            orthogonal, stats = orthogonalize(
+                plan,
+                updates,
+                schedule=coefficient_schedule(group0["ns_coefficients"], ns_steps),
+                eps=eps,
+                dtype=self.ns_dtype,
+                max_in_flight=self.max_in_flight,
+            )
+            for (group, _, p), o in zip(items, orthogonal):
+                local = _local(p)
+                unit_shape = unit_matrix_shape(tuple(p.shape), _granularity(group))
+                local.mul_(1 - group["lr"] * group["weight_decay"])
+                local.add_(o, alpha=-adjusted_lr(group["lr"], group["adjust_lr_fn"], unit_shape))
+            _accumulate(total, stats)
+        return total
+
+    def _plan(self, items: list[tuple[dict, str, Tensor]], ns_steps: int) -> Plan:
+        key = (ns_steps, tuple(id(p) for _, _, p in items))
+        if key not in self._plans:
+            specs = []
+            for group, name, p in items:
+                spec = ParamSpec(name, tuple(p.shape), _granularity(group))
+                if isinstance(p, DTensor):
+                    spec = ParamSpec(
+                        name, tuple(p.shape), spec.granularity, p.device_mesh, tuple(p.placements)
+                    )
+                    _check_grad_layout(name, p)
+                specs.append(spec)
+            self._plans[key] = build_plan(
+                specs,
+                ns_steps=ns_steps,
+                method=self.ns_method,
+                job_numel=self.job_numel,
+                group_cache=self._process_groups,
+            )
+            for (_, name, p), box in zip(items, self._plans[key].local_boxes):
+                held = tuple(int(b) for b in box[:, 1] - box[:, 0])
+                if held != tuple(_local(p).shape):
+                    raise ValueError(
+                        f"parameter {name!r}: its local shard has shape {tuple(_local(p).shape)}"
+                        f" but placements {getattr(p, 'placements', ())} imply {held}"
+                    )
+        return self._plans[key]
+
+    def _adamw_step(self, group: dict) -> None:
+        params, grads, exp_avgs, exp_avg_sqs, steps = [], [], [], [], []
+        for _, p in _named(group):
+            if p.grad is None:
+                continue
+            state = self.state[p]
+            if "step" not in state:
+                state["step"] = torch.tensor(0.0)
+                state["exp_avg"] = torch.zeros_like(p)
+                state["exp_avg_sq"] = torch.zeros_like(p)
+            params.append(_local(p))
+            grads.append(_local(p.grad))
+            exp_avgs.append(_local(state["exp_avg"]))
+            exp_avg_sqs.append(_local(state["exp_avg_sq"]))
+            steps.append(state["step"])
+        if not params:
+            return
+        beta1, beta2 = group["betas"]
+        adamw(
+            params,
+            grads,
+            exp_avgs,
+            exp_avg_sqs,
+            [],
+            steps,
+            foreach=False,
+            amsgrad=False,
+            beta1=beta1,
+            beta2=beta2,
+            lr=group["lr"],
+            weight_decay=group["weight_decay"],
+            eps=group["eps"],
+            maximize=False,
+        )
+
+
+def _split_groups(params: Iterable[Any], adamw_defaults: dict) -> list[dict]:
+    """Turn the user's params or groups into groups tagged "muon" or "adamw"."""
+    user_groups = list(params)
+    if not user_groups:
+        raise ValueError("Muon got an empty parameter list")
+    if not isinstance(user_groups[0], dict):
+        user_groups = [{"params": user_groups}]
+    groups = []
+    for user in user_groups:
+        entries = list(user["params"])
+        options = {k: v for k, v in user.items() if k != "params"}
+        split: dict[str, list] = {"muon": [], "adamw": []}
+        for entry in entries:
+            name, p = entry if isinstance(entry, tuple) else (None, entry)
+            split["muon" if is_muon_param(name, p, options) else "adamw"].append(entry)
+        if split["muon"]:
+            muon_options = {k: v for k, v in options.items() if not k.startswith("adamw_")}
+            groups.append({**muon_options, "params": split["muon"], "algorithm": "muon"})
+        if split["adamw"]:
+            adamw_options = {
+                k: options.get("adamw_" + k, default) for k, default in adamw_defaults.items()
+            }
+            groups.append({"params": split["adamw"], **adamw_options, "algorithm": "adamw"})
+    return groups
+
+
+def _named(group: dict) -> list[tuple[str, Tensor]]:
+    names = group.get("param_names") or [None] * len(group["params"])
+    return [
+        (name or f"param {i} of a {group['algorithm']} group", p)
+        for i, (name, p) in enumerate(zip(names, group["params"]))
+    ]
+
+
+def _validate_muon_param(name: str, p: Tensor, group: dict) -> None:
+    if group.get("experts") and "heads" in group:
+        raise ValueError(f"parameter {name!r}: a group cannot set both 'heads' and 'experts'")
+    validate(name, tuple(p.shape), _granularity(group))
+    if isinstance(p, DTensor):
+        shard_boxes(name, tuple(p.shape), tuple(p.device_mesh.shape), tuple(p.placements))
+
+
+def _check_grad_layout(name: str, p: DTensor) -> None:
+    if not isinstance(p.grad, DTensor) or tuple(p.grad.placements) != tuple(p.placements):
+        got = getattr(p.grad, "placements", "a plain tensor")
+        raise ValueError(
+            f"parameter {name!r}: its gradient must be a DTensor with the parameter's placements "
+            f"{tuple(p.placements)}, got {got}"
+        )
+
+
+def _check_grads_agree(params: list[Tensor]) -> int:
+    """Fail clearly, rather than hang, if ranks disagree on which sharded params have grads.
+
+    Returns the number of collectives it ran (0 or 1)."""
+    sharded = [p for p in params if isinstance(p, DTensor)]
+    if not sharded or not dist.is_initialized() or dist.get_world_size() == 1:
+        return 0
+    has_grad = torch.tensor([p.grad is not None for p in sharded], dtype=torch.int32)
+    total = has_grad.clone()
+    dist.all_reduce(total)
+    disagree = [i for i, t in enumerate(total.tolist()) if t not in (0, dist.get_world_size())]
+    if disagree:
+        raise RuntimeError(
+            f"ranks disagree on which sharded parameters have gradients (indices {disagree}); "
+            "every rank must call backward on the same parameters before step()"
+        )
+    return 1
+
+
+def _local(t: Tensor) -> Tensor:
+    return t.to_local() if isinstance(t, DTensor) else t
+
+
+def _accumulate(total: StepStats, stats: StepStats) -> None:
+    for field_name in ("ns_flops", "ns_units", "bytes_sent", "bytes_received", "collectives"):
+        setattr(total, field_name, getattr(total, field_name) + getattr(stats, field_name))
+    total.comm_wait_s += stats.comm_wait_s
+    total.ns_time_s += stats.ns_time_s
+    total.imbalance = max(total.imbalance, stats.imbalance)

@@ -1,0 +1,121 @@
+"""Newton–Schulz orthogonalization: the math Muon applies to each matrix-shaped unit.
+
+All functions take a batch of same-shape matrices `[B, m, n]` and return `[B, m, n]`
+approximately equal to `U V^T` of each matrix's SVD `U S V^T`. Two formulations:
+
+- `standard`: the quintic iteration of Keller Jordan's Muon and `torch.optim.Muon`
+  (`X <- a X + (b A + c A^2) X` with `A = X X^T`), on the wide orientation of each matrix.
+- `gram`: the same polynomial iteration carried out on the small `m x m` Gram matrix. With
+  `X_k = Q_k X_0` and `R = X_0 X_0^T`, `Q_{k+1} = p(Q_k R Q_k) Q_k`, so the long dimension is
+  touched only twice (forming `R`, applying `Q`). It saves FLOPs on strongly rectangular
+  matrices; `choose_method` picks it per shape from the FLOP counts below.
+
+Coefficient schedules: the fixed quintic `(3.4445, -4.7750, 2.0315)` repeated each step, or
+the per-step Polar Express schedule (Amsel et al., 2025) with its 1.01 safety factor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+from torch import Tensor
+
+QUINTIC = (3.4445, -4.7750, 2.0315)
+
+# Polar Express degree-5 schedule (arXiv:2505.16932, Algorithm 1). All but the last are
+# divided by the paper's safety factor 1.01 (a/s, b/s^3, c/s^5); the last repeats.
+_POLAR_EXPRESS_RAW = (
+    (8.28721201814563, -23.595886519098837, 17.300387312530933),
+    (4.107059111542203, -2.9478499167379106, 0.5448431082926601),
+    (3.9486908534822946, -2.908902115962949, 0.5518191394370137),
+    (3.3184196573706015, -2.488488024314874, 0.51004894012372),
+    (2.300652019954817, -1.6689039845747493, 0.4188073119525673),
+    (1.891301407787398, -1.2679958271945868, 0.37680408948524835),
+    (1.8750014808534479, -1.2500016453999487, 0.3750001645474248),
+    (1.875, -1.25, 0.375),
+)
+POLAR_EXPRESS = tuple((a / 1.01, b / 1.01**3, c / 1.01**5) for a, b, c in _POLAR_EXPRESS_RAW[:-1])
+POLAR_EXPRESS_LAST = _POLAR_EXPRESS_RAW[-1]
+
+Coefficients = tuple[float, float, float]
+METHODS = ("standard", "gram", "auto")
+
+
+def coefficient_schedule(ns_coefficients: Coefficients | str, ns_steps: int) -> list[Coefficients]:
+    """The (a, b, c) used at each of `ns_steps` steps: a fixed triple, or "polar_express"."""
+    if ns_steps < 1 or ns_steps >= 100:
+        raise ValueError(f"ns_steps must be in [1, 99], got {ns_steps}")
+    if ns_coefficients == "polar_express":
+        return [
+            POLAR_EXPRESS[i] if i < len(POLAR_EXPRESS) else POLAR_EXPRESS_LAST
+            for i in range(ns_steps)
+        ]
+    if isinstance(ns_coefficients, str) or len(ns_coefficients) != 3:
+        raise ValueError(
+            f"ns_coefficients must be three floats (a, b, c) or 'polar_express', "
+            f"got {ns_coefficients!r}"
+        )
+    return [tuple(float(c) for c in ns_coefficients)] * ns_steps
+
+
+def newton_schulz(
+    g: Tensor,
+    schedule: Sequence[Coefficients],
+    eps: float = 1e-7,
+    dtype: torch.dtype = torch.bfloat16,
+    method: str = "standard",
+) -> Tensor:
+    """Orthogonalize each matrix of a batch `g` of shape `[B, m, n]`; returns `[B, m, n]` in `dtype`.
+
+    `schedule` is the per-step coefficient list from `coefficient_schedule`; `method` is
+    "standard" or "gram" (see the module docstring; "auto" is resolved by `choose_method`).
+    """
+    if g.ndim != 3:
+        raise ValueError(f"newton_schulz expects a batch [B, m, n], got shape {tuple(g.shape)}")
+    if method == "auto":
+        method = choose_method(g.shape[1], g.shape[2], len(schedule))
+    tall = g.shape[1] > g.shape[2]
+    x = g.to(dtype)
+    if tall:
+        x = x.mT
+    # The Frobenius norm bounds the spectral norm: scaled, every singular value is <= 1.
+    x = x / x.norm(dim=(-2, -1), keepdim=True).clamp(min=eps)
+    if method == "standard":
+        for a, b, c in schedule:
+            gram = x @ x.mT
+            poly = torch.baddbmm(gram, gram, gram, beta=b, alpha=c)
+            x = torch.baddbmm(x, poly, x, beta=a)
+    elif method == "gram":
+        r = x @ x.mT
+        eye = torch.eye(r.shape[-1], dtype=dtype, device=r.device)
+        q = eye.expand_as(r)
+        for a, b, c in schedule:
+            s = q @ r @ q
+            poly = torch.baddbmm(a * eye + b * s, s, s, alpha=c)
+            q = poly @ q
+        x = q @ x
+    else:
+        raise ValueError(f"unknown Newton–Schulz method {method!r}; choose one of {METHODS}")
+    return x.mT if tall else x
+
+
+def ns_flops(m: int, n: int, steps: int, method: str = "standard") -> int:
+    """Matmul FLOPs of one `m x n` orthogonalization (2 FLOPs per multiply-add)."""
+    small, large = min(m, n), max(m, n)
+    if method == "auto":
+        method = choose_method(m, n, steps)
+    if method == "standard":
+        # X X^T: 2 s^2 l; A A: 2 s^3; P X: 2 s^2 l
+        return steps * (4 * small * small * large + 2 * small**3)
+    if method == "gram":
+        # R = X X^T and Q X once; per step Q R Q, S S, P Q on s x s matrices.
+        return 4 * small * small * large + steps * 8 * small**3
+    raise ValueError(f"unknown Newton–Schulz method {method!r}; choose one of {METHODS}")
+
+
+def choose_method(m: int, n: int, steps: int) -> str:
+    """The formulation with fewer FLOPs for an `m x n` matrix: "gram" or "standard"."""
+    if ns_flops(m, n, steps, "gram") < ns_flops(m, n, steps, "standard"):
+        return "gram"
+    return "standard"

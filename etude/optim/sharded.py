@@ -1,0 +1,426 @@
+"""Sharded Newton–Schulz: who orthogonalizes which unit, and moving shards there and back.
+
+Every rank builds the same plan from parameter metadata alone (shapes, meshes, placements,
+granularity), so no metadata is exchanged:
+
+1. Shard groups. A DTensor parameter is held, one copy per group, by the ranks that differ
+   only on its `Shard` mesh dimensions; ranks on `Replicate` dimensions hold copies and each
+   copy's group works independently. Plain tensors form a group of one rank.
+2. Ownership. Within a group, every unit (matrix, head, expert) gets one owner rank, so the
+   group runs each unit's Newton–Schulz exactly once. A unit wholly inside one rank's shard
+   is owned there (no communication); the rest go by longest-processing-time first: largest
+   NS cost first, to the least loaded rank, ties to the rank already holding most of it.
+3. Jobs. A group's units are bucketed by matrix shape and cut into jobs of at most
+   `job_numel` elements. A job is one `all_to_all_single` that moves every piece of its units
+   to their owners (variable splits, no padding), one batched NS per owner, and a second
+   `all_to_all_single` that returns each piece to the rank holding it. Jobs whose units are
+   all local skip both collectives.
+
+The runtime keeps up to `max_in_flight` forward transfers per group outstanding while it
+computes, so communication of later jobs overlaps NS of earlier ones. Every group issues its
+collectives in a sequence fixed by its own job list, and ranks wait on jobs in one global
+order (by first parameter and unit), so pipelining can neither mismatch nor deadlock.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from itertools import product
+
+import numpy as np
+import torch
+import torch.distributed as dist
+from torch import Tensor
+from torch.distributed.device_mesh import DeviceMesh
+from torch.distributed.tensor import Shard
+
+from etude.optim.newton_schulz import Coefficients, choose_method, newton_schulz, ns_flops
+from etude.optim.units import (
+    Granularity,
+    intersect,
+    overlap_numel,
+    shard_boxes,
+    slices_within,
+    unit_boxes,
+    unit_matrix_shape,
+)
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    """What the planner needs to know of one parameter Muon orthogonalizes."""
+
+    name: str
+    shape: tuple[int, ...]
+    granularity: Granularity
+    mesh: DeviceMesh | None = None  # None for a plain tensor, whole on this rank
+    placements: tuple = ()
+
+
+@dataclass
+class ShardGroup:
+    """The ranks that together hold one copy of some parameters, in process-group rank order."""
+
+    ranks: list[int]
+    me: int  # my index in `ranks`
+    process_group: dist.ProcessGroup | None
+
+
+@dataclass(frozen=True)
+class Piece:
+    """The part of one unit that one rank holds.
+
+    `param` and `local` locate it in the holder's local tensor; `slot` (the unit's position
+    among the owner's units of the job) and `in_unit` locate it in the owner's unit buffer.
+    """
+
+    param: int
+    slot: int
+    local: tuple[slice, ...]
+    in_unit: tuple[slice, ...]
+    shape: tuple[int, ...]
+
+    @property
+    def numel(self) -> int:
+        return int(np.prod(self.shape))
+
+
+@dataclass(eq=False)
+class Job:
+    """Units of one shape in one shard group, orthogonalized together (see module docstring)."""
+
+    group: ShardGroup
+    matrix_shape: tuple[int, int]
+    method: str
+    box_shapes: list[tuple[int, ...]]  # shapes of the units I own, by slot
+    send: list[list[Piece]]  # per peer: pieces I hold of the units that peer owns
+    recv: list[list[Piece]]  # per peer: pieces that peer holds of the units I own
+    needs_comm: bool
+    flops_per_unit: int
+
+
+@dataclass
+class Plan:
+    """Every job this rank takes part in, in global order, and the plan's balance."""
+
+    jobs: list[Job]
+    local_boxes: list[np.ndarray]  # my shard's box in each parameter
+    group_flops: list[np.ndarray] = field(default_factory=list)  # NS FLOPs per rank, per group
+
+    @property
+    def imbalance(self) -> float:
+        """max / mean NS FLOPs over the ranks of the worst shard group (1.0 is perfect)."""
+        worst = 1.0
+        for flops in self.group_flops:
+            if flops.sum() > 0:
+                worst = max(worst, float(flops.max() / flops.mean()))
+        return worst
+
+
+@dataclass
+class StepStats:
+    """Telemetry of one optimizer step's orthogonalization on this rank."""
+
+    ns_flops: int = 0
+    ns_units: int = 0
+    bytes_sent: int = 0
+    bytes_received: int = 0
+    collectives: int = 0
+    comm_wait_s: float = 0.0
+    ns_time_s: float = 0.0
+    imbalance: float = 1.0
+
+
+def shard_group(
+    spec: ParamSpec, cache: dict[tuple, dist.ProcessGroup | None]
+) -> tuple[ShardGroup, tuple[int, ...]]:
+    """The shard group of `spec` on this rank and the mesh coordinates of its members.
+
+    Groups spanning several mesh dimensions are created on first use, by every rank in the
+    same order (plans are built in parameter order on all ranks); `cache` keeps them.
+    """
+    if spec.mesh is None:
+        return ShardGroup(
+            ranks=[dist.get_rank() if dist.is_initialized() else 0], me=0, process_group=None
+        ), [()]
+    mesh = spec.mesh
+    shard_dims = tuple(i for i, p in enumerate(spec.placements) if isinstance(p, Shard))
+    coord = mesh.get_coordinate()
+    if coord is None:
+        raise ValueError(f"parameter {spec.name!r}: this rank is not part of its device mesh")
+    members = [
+        tuple(c[shard_dims.index(i)] if i in shard_dims else coord[i] for i in range(mesh.ndim))
+        for c in product(*(range(mesh.shape[i]) for i in shard_dims))
+    ]
+    ranks = [int(mesh.mesh[m]) for m in members]
+    if not shard_dims:
+        pg = None
+    elif len(shard_dims) == 1:
+        pg = mesh.get_group(shard_dims[0])
+    else:
+        key = (tuple(mesh.mesh.flatten().tolist()), tuple(mesh.shape), shard_dims)
+        if key not in cache:
+            all_groups = []
+            for rest in product(
+                *(range(mesh.shape[i]) for i in range(mesh.ndim) if i not in shard_dims)
+            ):
+                it = iter(rest)
+                fixed = [None if i in shard_dims else next(it) for i in range(mesh.ndim)]
+                all_groups.append(
+                    sorted(
+                        int(
+                            mesh.mesh[
+                                tuple(
+                                    c[shard_dims.index(i)] if f is None else f
+                                    for i, f in enumerate(fixed)
+                                )
+                            ]
+                        )
+                        for c in product(*(range(mesh.shape[i]) for i in shard_dims))
+                    )
+                )
+            cache[key], _ = dist.new_subgroups_by_enumeration(all_groups)
+        pg = cache[key]
+    if pg is not None:
+        order = sorted(range(len(ranks)), key=lambda j: dist.get_group_rank(pg, ranks[j]))
+        members = [members[j] for j in order]
+        ranks = [ranks[j] for j in order]
+    return ShardGroup(ranks=ranks, me=ranks.index(dist.get_rank()), process_group=pg), members
+
+
+def build_plan(
+    specs: list[ParamSpec],
+    *,
+    ns_steps: int,
+    method: str = "standard",
+    job_numel: int = 1 << 24,
+    group_cache: dict | None = None,
+) -> Plan:
+    """Assign every unit of `specs` an owner and cut the work into jobs (see module docstring)."""
+    group_cache = {} if group_cache is None else group_cache
+    groups: dict[tuple[int, ...], tuple[ShardGroup, list[int]]] = {}
+    boxes_of: list[np.ndarray] = []  # per param: [G, D, 2] boxes of its group's members
+    local_boxes: list[np.ndarray] = []
+    for i, spec in enumerate(specs):
+        group, members = shard_group(spec, group_cache)
+        if spec.mesh is None:
+            boxes = np.array([[[0, n] for n in spec.shape]], dtype=np.int64)
+        else:
+            all_boxes = shard_boxes(spec.name, spec.shape, tuple(spec.mesh.shape), spec.placements)
+            boxes = np.stack([all_boxes[m] for m in members])
+        boxes_of.append(boxes)
+        local_boxes.append(boxes[group.me])
+        groups.setdefault(tuple(group.ranks), (group, []))[1].append(i)
+
+    jobs_with_order: list[tuple[int, Job]] = []
+    group_flops = []
+    for group, param_ids in groups.values():
+        flops = np.zeros(len(group.ranks), dtype=np.int64)
+        # Units of this group, in global order: (param, unit box, matrix shape, method, flops)
+        units = []
+        for i in param_ids:
+            spec = specs[i]
+            shape = unit_matrix_shape(spec.shape, spec.granularity)
+            m = choose_method(*shape, ns_steps) if method == "auto" else method
+            cost = ns_flops(*shape, ns_steps, m)
+            ub = unit_boxes(spec.shape, spec.granularity)
+            held = overlap_numel(ub, boxes_of[i])
+            for u in range(len(ub)):
+                units.append((i, ub[u], shape, m, cost, held[u]))
+        owners = _assign_owners(units, flops)
+        group_flops.append(flops)
+        buckets: dict[tuple, list[int]] = {}
+        for k, (_, _, shape, m, _, _) in enumerate(units):
+            buckets.setdefault((shape, m), []).append(k)
+        for (shape, m), members in buckets.items():
+            for chunk in _chunks(members, job_numel // max(1, shape[0] * shape[1])):
+                order = param_ids[0] * (1 << 32) + chunk[0]
+                jobs_with_order.append(
+                    (order, _make_job(group, chunk, units, owners, boxes_of, shape, m))
+                )
+    jobs_with_order.sort(key=lambda t: t[0])
+    return Plan(
+        jobs=[j for _, j in jobs_with_order], local_boxes=local_boxes, group_flops=group_flops
+    )
+
+
+def _assign_owners(units: list, load: np.ndarray) -> list[int]:
+    """Owner index per unit: local holder if one rank has it all, else LPT. Updates `load`."""
+    owners = [0] * len(units)
+    for k in sorted(range(len(units)), key=lambda k: (-units[k][4], k)):
+        cost, held = units[k][4], units[k][5]
+        numel = int(np.prod(units[k][1][:, 1] - units[k][1][:, 0]))
+        whole = np.flatnonzero(held == numel)
+        if len(whole):
+            owner = int(whole[0])
+        else:
+            owner = min(range(len(load)), key=lambda r: (load[r], -held[r], r))
+        owners[k] = owner
+        load[owner] += cost
+    return owners
+
+
+def _chunks(items: list[int], size: int) -> list[list[int]]:
+    size = max(1, size)
+    return [items[i : i + size] for i in range(0, len(items), size)]
+
+
+def _make_job(
+    group: ShardGroup,
+    chunk: list[int],
+    units: list,
+    owners: list[int],
+    boxes_of: list[np.ndarray],
+    shape: tuple[int, int],
+    method: str,
+) -> Job:
+    n = len(group.ranks)
+    me = group.me
+    mine = [k for k in chunk if owners[k] == me]
+    slot_of = {k: s for s, k in enumerate(mine)}
+    send: list[list[Piece]] = [[] for _ in range(n)]
+    recv: list[list[Piece]] = [[] for _ in range(n)]
+    needs_comm = False
+    for k in chunk:
+        param, box, _, _, _, held = units[k]
+        owner = owners[k]
+        needs_comm |= bool(held[owner] != held.sum())
+        my_part = intersect(box, boxes_of[param][me])
+        if my_part is not None:
+            send[owner].append(_piece(param, -1, my_part, boxes_of[param][me], box))
+        if owner == me:
+            for peer in range(n):
+                part = intersect(box, boxes_of[param][peer])
+                if part is not None:
+                    recv[peer].append(_piece(param, slot_of[k], part, boxes_of[param][peer], box))
+    box_shapes = [tuple(int(s) for s in units[k][1][:, 1] - units[k][1][:, 0]) for k in mine]
+    return Job(
+        group=group,
+        matrix_shape=shape,
+        method=method,
+        box_shapes=box_shapes,
+        send=send,
+        recv=recv,
+        needs_comm=needs_comm,
+        flops_per_unit=units[chunk[0]][4],
+    )
+
+
+def _piece(param: int, slot: int, part: np.ndarray, holder: np.ndarray, unit: np.ndarray) -> Piece:
+    return Piece(
+        param=param,
+        slot=slot,
+        local=slices_within(part, holder),
+        in_unit=slices_within(part, unit),
+        shape=tuple(int(s) for s in part[:, 1] - part[:, 0]),
+    )
+
+
+def orthogonalize(
+    plan: Plan,
+    updates: list[Tensor],
+    *,
+    schedule: list[Coefficients],
+    eps: float,
+    dtype: torch.dtype,
+    max_in_flight: int = 4,
+) -> tuple[list[Tensor], StepStats]:
+    """Run `plan` on this rank's local `updates` (one per ParamSpec, local shard shape).
+
+    Returns the orthogonalized local shards (in `dtype`) and this step's telemetry. Pieces
+    travel in `dtype`: NS casts its input to `dtype` first, so casting before the transfer
+    gives the same result with fewer bytes. `max_in_flight=1` turns overlap off: each
+    transfer is waited for as soon as it is started.
+    """
+    stats = StepStats(imbalance=plan.imbalance)
+    outputs = [torch.empty(u.shape, dtype=dtype, device=u.device) for u in updates]
+    comm_jobs = [j for j in plan.jobs if j.needs_comm]
+    local_jobs = [j for j in plan.jobs if not j.needs_comm]
+    device = updates[0].device if updates else torch.device("cpu")
+
+    def start(job: Job, buffers: list[Tensor], send_sizes: list[int], recv_sizes: list[int]):
+        send = torch.cat(buffers) if buffers else torch.empty(0, dtype=dtype, device=device)
+        recv = torch.empty(sum(recv_sizes), dtype=dtype, device=device)
+        work = dist.all_to_all_single(
+            recv, send, recv_sizes, send_sizes, group=job.group.process_group, async_op=True
+        )
+        elt = send.element_size()
+        me = job.group.me
+        stats.bytes_sent += (sum(send_sizes) - send_sizes[me]) * elt
+        stats.bytes_received += (sum(recv_sizes) - recv_sizes[me]) * elt
+        stats.collectives += 1
+        if max_in_flight == 1:
+            wait(work)
+        return recv, work
+
+    def wait(work) -> None:
+        t0 = time.perf_counter()
+        work.wait()
+        stats.comm_wait_s += time.perf_counter() - t0
+
+    def pack_forward(job: Job) -> tuple[list[Tensor], list[int], list[int]]:
+        buffers = [updates[p.param][p.local].to(dtype).reshape(-1) for ps in job.send for p in ps]
+        return (
+            buffers,
+            [sum(p.numel for p in ps) for ps in job.send],
+            [sum(p.numel for p in ps) for ps in job.recv],
+        )
+
+    def compute(job: Job, received: Tensor) -> Tensor:
+        units = [torch.empty(s, dtype=dtype, device=device) for s in job.box_shapes]
+        offset = 0
+        for ps in job.recv:
+            for p in ps:
+                units[p.slot][p.in_unit] = received[offset : offset + p.numel].view(p.shape)
+                offset += p.numel
+        if not units:
+            return torch.empty(0, dtype=dtype, device=device)
+        t0 = time.perf_counter()
+        batch = torch.stack([u.reshape(job.matrix_shape) for u in units])
+        result = newton_schulz(batch, schedule, eps=eps, dtype=dtype, method=job.method)
+        stats.ns_time_s += time.perf_counter() - t0
+        stats.ns_flops += job.flops_per_unit * len(units)
+        stats.ns_units += len(units)
+        shaped = [r.reshape(s) for r, s in zip(result, job.box_shapes)]
+        return torch.cat([shaped[p.slot][p.in_unit].reshape(-1) for ps in job.recv for p in ps])
+
+    def unpack_back(job: Job, returned: Tensor) -> None:
+        offset = 0
+        for ps in job.send:
+            for p in ps:
+                outputs[p.param][p.local] = returned[offset : offset + p.numel].view(p.shape)
+                offset += p.numel
+
+    # Each group's collectives are issued in one fixed sequence on all its ranks:
+    # forwards of its first `max_in_flight` jobs, then per job: its backward, the next forward.
+    by_group: dict[tuple[int, ...], list[Job]] = {}
+    position: dict[int, int] = {}
+    for job in comm_jobs:
+        jobs = by_group.setdefault(tuple(job.group.ranks), [])
+        position[id(job)] = len(jobs)
+        jobs.append(job)
+    forward = {}
+    for jobs in by_group.values():
+        for job in jobs[:max_in_flight]:
+            forward[id(job)] = start(job, *pack_forward(job))
+    # Local units need no transfer: orthogonalize them while the first transfers run.
+    for job in local_jobs:
+        buffers, _, _ = pack_forward(job)
+        unpack_back(job, compute(job, torch.cat(buffers) if buffers else torch.empty(0)))
+    backward = []
+    for job in comm_jobs:
+        received, work = forward.pop(id(job))
+        wait(work)
+        result = compute(job, received)
+        send_sizes = [sum(p.numel for p in ps) for ps in job.recv]
+        recv_sizes = [sum(p.numel for p in ps) for ps in job.send]
+        backward.append((job, *start(job, [result], send_sizes, recv_sizes)))
+        group_jobs = by_group[tuple(job.group.ranks)]
+        k = position[id(job)] + max_in_flight
+        if k < len(group_jobs):
+            forward[id(group_jobs[k])] = start(group_jobs[k], *pack_forward(group_jobs[k]))
+    for job, returned, work in backward:
+        wait(work)
+        unpack_back(job, returned)
+    return outputs, stats

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Creates .venv and installs etude into it. Called by `make demo` and `make test`.
+# torch is installed first and pinned to the CPU build this machine image carries
+# (torch==2.13.0): left to the resolver, `torch` pulls a multi-GB CUDA build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+python=${PYTHON:-python3}
+if ! "$python" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+    echo "setup: etude needs Python 3.11 or newer; '$python' is $("$python" --version 2>&1)." >&2
+    echo "setup: set PYTHON=/path/to/python3.11 and rerun." >&2
+    exit 1
+fi
+
+if [ ! -x .venv/bin/python ]; then
+    echo "setup: creating .venv with $("$python" --version)"
+    "$python" -m venv .venv
+fi
+
+if ! .venv/bin/python -c 'import torch' 2>/dev/null; then
+    echo "setup: installing torch==2.13.0 (CPU build)"
+    if ! .venv/bin/pip install --quiet torch==2.13.0; then
+        echo "setup: could not install torch==2.13.0. Install a torch >= 2.9 into .venv" >&2
+        echo "setup: yourself (for example the CPU wheel from download.pytorch.org) and rerun." >&2
+        exit 1
+    fi
+fi
+
+echo "setup: installing etude and its development tools into .venv"
+.venv/bin/pip install --quiet --editable '.[dev]'

@@ -1,0 +1,172 @@
+"""Sharded Muon equals single-process Muon on the full parameters, on gloo ranks.
+
+Each world size runs every layout case in one spawn (spawning dominates the cost on CPU).
+A case is a set of parameters sharing one layout; every rank builds the same full tensors
+and gradients from a seed, shards them with DTensor placements, runs Muon, and returns the
+full parameters after the steps plus its telemetry. The parent compares against
+`etude.optim.Muon` on plain tensors in this process (fp32 Newton–Schulz).
+"""
+
+from __future__ import annotations
+
+import zlib
+
+import pytest
+import torch
+import torch.distributed as dist
+from torch.distributed.device_mesh import init_device_mesh
+from torch.distributed.tensor import Replicate, Shard, distribute_tensor
+
+from etude.optim import Muon
+from etude.spawn import run_on_ranks
+
+pytestmark = pytest.mark.dist
+
+STEPS = 3
+HYPER = dict(lr=0.02, weight_decay=0.1, ns_dtype=torch.float32, adjust_lr_fn="match_rms_adamw")
+
+
+def cases(world: int) -> dict[str, dict]:
+    """name -> mesh shape, placements, and param groups as (name, shape, group options)."""
+    out = {
+        "fsdp": {
+            "mesh": (world,),
+            "placements": (Shard(0),),
+            "groups": [
+                ({}, [("w18x40", (18, 40)), ("w3x7", (3, 7)), ("no_grad", (5, 9))]),
+                ({"heads": 6, "head_dim": 0}, [("q", (24, 16))]),
+                ({"heads": 6, "head_dim": 1}, [("o", (16, 24))]),
+            ],
+        },
+        "fsdp_dim1": {
+            "mesh": (world,),
+            "placements": (Shard(1),),
+            "groups": [({"heads": 3, "head_dim": 1}, [("o", (10, 21))]), ({}, [("w", (7, 5))])],
+        },
+        "ep": {
+            "mesh": (world,),
+            "placements": (Shard(0),),
+            "groups": [({"experts": True}, [("few_experts", (3, 6, 10)), ("w1", (world, 8, 4))])],
+        },
+    }
+    if world >= 4 and world % 2 == 0:
+        out["hsdp"] = {
+            "mesh": (2, world // 2),
+            "placements": (Replicate(), Shard(0)),
+            "groups": [
+                ({}, [("w18x40", (18, 40)), ("w3x7", (3, 7))]),
+                ({"heads": 5, "head_dim": 0}, [("k", (15, 8))]),
+            ],
+        }
+        out["ep_fsdp"] = {
+            "mesh": (world // 2, 2),
+            "placements": (Shard(0), Shard(1)),
+            "groups": [({"experts": True}, [("w1", (world // 2, 9, 6)), ("w2", (3, 6, 9))])],
+        }
+    return out
+
+
+def _full(seed: int, shape: tuple[int, ...]) -> torch.Tensor:
+    return torch.randn(shape, generator=torch.Generator().manual_seed(seed))
+
+
+def _run_case(case: dict, sharded: bool, max_in_flight: int = 4):
+    mesh = init_device_mesh("cpu", case["mesh"]) if sharded else None
+    groups, params = [], {}
+    for options, named in case["groups"]:
+        entries = []
+        for i, (name, shape) in enumerate(named):
+            full = _full(zlib.crc32(name.encode()) + i, shape)
+            t = distribute_tensor(full, mesh, case["placements"], src_data_rank=None) if sharded \
+                else full
+            params[name] = torch.nn.Parameter(t)
+            entries.append((name, params[name]))
+        groups.append({"params": entries, **options})
+    opt = Muon(groups, **HYPER, max_in_flight=max_in_flight)
+    flops = []
+    for step in range(STEPS):
+        for name, p in params.items():
+            if name == "no_grad":
+                continue
+            g = _full(1000 + step * 31 + len(name), tuple(p.shape))
+            p.grad = distribute_tensor(g, mesh, case["placements"], src_data_rank=None) \
+                if sharded else g
+        opt.step()
+        flops.append(opt.last_step_stats.ns_flops)
+    full = {n: (p.full_tensor() if sharded else p).detach().clone() for n, p in params.items()}
+    return full, flops, opt.last_step_stats
+
+
+def _rank_all_cases(world: int) -> dict:
+    out = {}
+    for name, case in cases(world).items():
+        out[name] = _run_case(case, sharded=True)
+        out[name + "/no_overlap"] = _run_case(case, sharded=True, max_in_flight=1)
+    return out
+
+
+@pytest.mark.parametrize("world", [2, 4, 8])
+def test_sharded_equals_single_process(world):
+    results = run_on_ranks(_rank_all_cases, world, world, timeout_s=240)
+    for name, case in cases(world).items():
+        reference, ref_flops, _ = _run_case(case, sharded=False)
+        copies = 2 if name == "hsdp" else 1  # HSDP replicas each orthogonalize their copy
+        for variant in (name, name + "/no_overlap"):
+            for rank, by_case in enumerate(results):
+                full, _, _ = by_case[variant]
+                for pname, ref in reference.items():
+                    torch.testing.assert_close(
+                        full[pname], ref, rtol=1e-5, atol=1e-6,
+                        msg=lambda m, v=variant, r=rank, p=pname: f"{v} rank {r} {p}: {m}",
+                    )
+            # NS work is done exactly once per copy: per-rank FLOPs add up to the reference.
+            for step in range(STEPS):
+                total = sum(by_case[variant][1][step] for by_case in results)
+                assert total == copies * ref_flops[step], (variant, step, total, ref_flops[step])
+
+
+def test_ep_local_experts_need_no_communication():
+    results = run_on_ranks(_rank_ep_local, 4, timeout_s=120)
+    for stats in results:
+        assert stats.collectives == 1  # only the check that ranks agree on which grads exist
+        assert stats.bytes_sent == stats.bytes_received == 0
+        assert stats.ns_units == 2  # 8 experts over 4 ranks
+
+
+def _rank_ep_local():
+    case = {"mesh": (4,), "placements": (Shard(0),),
+            "groups": [({"experts": True}, [("experts", (8, 6, 10))])]}
+    return _run_case(case, sharded=True)[2]
+
+
+def test_bytes_match_the_lower_bound_for_even_shards():
+    # 8 whole matrices of 16x16 over 4 ranks, row-sharded: each unit's owner already holds a
+    # quarter, so each rank sends 3/4 of its shard out and gets 3/4 of its units' data back.
+    results = run_on_ranks(_rank_even, 4, timeout_s=120)
+    shard_bytes = 8 * 16 * 16 // 4 * 4  # fp32 elements per rank * 4 bytes
+    for stats in results:
+        assert stats.bytes_sent == 2 * shard_bytes * 3 // 4
+        assert stats.bytes_received == 2 * shard_bytes * 3 // 4
+        assert stats.imbalance == 1.0
+
+
+def _rank_even():
+    case = {"mesh": (4,), "placements": (Shard(0),),
+            "groups": [({}, [(f"w{i}", (16, 16)) for i in range(8)])]}
+    return _run_case(case, sharded=True)[2]
+
+
+def _rank_grads_disagree():
+    mesh = init_device_mesh("cpu", (2,))
+    p = torch.nn.Parameter(distribute_tensor(torch.ones(4, 4), mesh, [Shard(0)], src_data_rank=None))
+    opt = Muon([p])
+    if dist.get_rank() == 0:
+        p.grad = distribute_tensor(torch.ones(4, 4), mesh, [Shard(0)], src_data_rank=None)
+    opt.step()
+
+
+def test_ranks_disagreeing_on_grads_fail_instead_of_hanging():
+    from etude.spawn import RanksFailed
+
+    with pytest.raises(RanksFailed, match="disagree on which sharded parameters"):
+        run_on_ranks(_rank_grads_disagree, 2, timeout_s=60)
