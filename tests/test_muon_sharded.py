@@ -77,8 +77,11 @@ def _run_case(case: dict, sharded: bool, max_in_flight: int = 4):
         entries = []
         for i, (name, shape) in enumerate(named):
             full = _full(zlib.crc32(name.encode()) + i, shape)
-            t = distribute_tensor(full, mesh, case["placements"], src_data_rank=None) if sharded \
+            t = (
+                distribute_tensor(full, mesh, case["placements"], src_data_rank=None)
+                if sharded
                 else full
+            )
             params[name] = torch.nn.Parameter(t)
             entries.append((name, params[name]))
         groups.append({"params": entries, **options})
@@ -89,8 +92,9 @@ def _run_case(case: dict, sharded: bool, max_in_flight: int = 4):
             if name == "no_grad":
                 continue
             g = _full(1000 + step * 31 + len(name), tuple(p.shape))
-            p.grad = distribute_tensor(g, mesh, case["placements"], src_data_rank=None) \
-                if sharded else g
+            p.grad = (
+                distribute_tensor(g, mesh, case["placements"], src_data_rank=None) if sharded else g
+            )
         opt.step()
         flops.append(opt.last_step_stats.ns_flops)
     full = {n: (p.full_tensor() if sharded else p).detach().clone() for n, p in params.items()}
@@ -116,7 +120,10 @@ def test_sharded_equals_single_process(world):
                 full, _, _ = by_case[variant]
                 for pname, ref in reference.items():
                     torch.testing.assert_close(
-                        full[pname], ref, rtol=1e-5, atol=1e-6,
+                        full[pname],
+                        ref,
+                        rtol=1e-5,
+                        atol=1e-6,
                         msg=lambda m, v=variant, r=rank, p=pname: f"{v} rank {r} {p}: {m}",
                     )
             # NS work is done exactly once per copy: per-rank FLOPs add up to the reference.
@@ -134,8 +141,11 @@ def test_ep_local_experts_need_no_communication():
 
 
 def _rank_ep_local():
-    case = {"mesh": (4,), "placements": (Shard(0),),
-            "groups": [({"experts": True}, [("experts", (8, 6, 10))])]}
+    case = {
+        "mesh": (4,),
+        "placements": (Shard(0),),
+        "groups": [({"experts": True}, [("experts", (8, 6, 10))])],
+    }
     return _run_case(case, sharded=True)[2]
 
 
@@ -151,14 +161,19 @@ def test_bytes_match_the_lower_bound_for_even_shards():
 
 
 def _rank_even():
-    case = {"mesh": (4,), "placements": (Shard(0),),
-            "groups": [({}, [(f"w{i}", (16, 16)) for i in range(8)])]}
+    case = {
+        "mesh": (4,),
+        "placements": (Shard(0),),
+        "groups": [({}, [(f"w{i}", (16, 16)) for i in range(8)])],
+    }
     return _run_case(case, sharded=True)[2]
 
 
 def _rank_grads_disagree():
     mesh = init_device_mesh("cpu", (2,))
-    p = torch.nn.Parameter(distribute_tensor(torch.ones(4, 4), mesh, [Shard(0)], src_data_rank=None))
+    p = torch.nn.Parameter(
+        distribute_tensor(torch.ones(4, 4), mesh, [Shard(0)], src_data_rank=None)
+    )
     opt = Muon([p])
     if dist.get_rank() == 0:
         p.grad = distribute_tensor(torch.ones(4, 4), mesh, [Shard(0)], src_data_rank=None)
@@ -170,3 +185,18 @@ def test_ranks_disagreeing_on_grads_fail_instead_of_hanging():
 
     with pytest.raises(RanksFailed, match="disagree on which sharded parameters"):
         run_on_ranks(_rank_grads_disagree, 2, timeout_s=60)
+
+
+def _rank_partial_param():
+    from torch.distributed.tensor import Partial
+
+    mesh = init_device_mesh("cpu", (2,))
+    partial = torch.distributed.tensor.DTensor.from_local(torch.ones(4, 4), mesh, [Partial()])
+    Muon([("w_partial", torch.nn.Parameter(partial))])
+
+
+def test_unsupported_placement_is_named():
+    from etude.spawn import RanksFailed
+
+    with pytest.raises(RanksFailed, match=r"'w_partial'.*placement Partial.* on mesh dim 0"):
+        run_on_ranks(_rank_partial_param, 2, timeout_s=60)

@@ -66,7 +66,7 @@ def newton_schulz(
     dtype: torch.dtype = torch.bfloat16,
     method: str = "standard",
 ) -> Tensor:
-    """Orthogonalize each matrix of a batch `g` of shape `[B, m, n]`; returns `[B, m, n]` in `dtype`.
+    """Orthogonalize each matrix of a batch `g` `[B, m, n]`; returns `[B, m, n]` in `dtype`.
 
     `schedule` is the per-step coefficient list from `coefficient_schedule`; `method` is
     "standard" or "gram" (see the module docstring; "auto" is resolved by `choose_method`).

@@ -216,23 +216,12 @@ def build_plan(
     jobs_with_order: list[tuple[int, Job]] = []
     group_flops = []
     for group, param_ids in groups.values():
-        flops = np.zeros(len(group.ranks), dtype=np.int64)
-        # Units of this group, in global order: (param, unit box, matrix shape, method, flops)
-        units = []
-        for i in param_ids:
-            spec = specs[i]
-            shape = unit_matrix_shape(spec.shape, spec.granularity)
-            m = choose_method(*shape, ns_steps) if method == "auto" else method
-            cost = ns_flops(*shape, ns_steps, m)
-            ub = unit_boxes(spec.shape, spec.granularity)
-            held = overlap_numel(ub, boxes_of[i])
-            for u in range(len(ub)):
-                units.append((i, ub[u], shape, m, cost, held[u]))
-        owners = _assign_owners(units, flops)
+        units = group_units(specs, param_ids, boxes_of, ns_steps, method)
+        owners, flops = assign_owners(units, len(group.ranks))
         group_flops.append(flops)
         buckets: dict[tuple, list[int]] = {}
-        for k, (_, _, shape, m, _, _) in enumerate(units):
-            buckets.setdefault((shape, m), []).append(k)
+        for k, unit in enumerate(units):
+            buckets.setdefault((unit.shape, unit.method), []).append(k)
         for (shape, m), members in buckets.items():
             for chunk in _chunks(members, job_numel // max(1, shape[0] * shape[1])):
                 order = param_ids[0] * (1 << 32) + chunk[0]
@@ -245,20 +234,61 @@ def build_plan(
     )
 
 
-def _assign_owners(units: list, load: np.ndarray) -> list[int]:
-    """Owner index per unit: local holder if one rank has it all, else LPT. Updates `load`."""
+@dataclass(frozen=True, eq=False)
+class Unit:
+    """One Newton–Schulz unit of a shard group, and how much of it each member holds."""
+
+    param: int
+    box: np.ndarray  # [D, 2] in the parameter's coordinates
+    shape: tuple[int, int]  # the matrix it is orthogonalized as
+    method: str
+    flops: int
+    held: np.ndarray  # [G] elements of this unit on each group member
+
+    @property
+    def numel(self) -> int:
+        return self.shape[0] * self.shape[1]
+
+
+def group_units(
+    specs: list[ParamSpec],
+    param_ids: list[int],
+    boxes_of: dict[int, np.ndarray] | list[np.ndarray],
+    ns_steps: int,
+    method: str,
+) -> list[Unit]:
+    """All units of the parameters `param_ids`, whose shards on the group's members are
+    `boxes_of[i]` (`[G, D, 2]`), in parameter then unit order."""
+    units = []
+    for i in param_ids:
+        spec = specs[i]
+        shape = unit_matrix_shape(spec.shape, spec.granularity)
+        m = choose_method(*shape, ns_steps) if method == "auto" else method
+        cost = ns_flops(*shape, ns_steps, m)
+        boxes = unit_boxes(spec.shape, spec.granularity)
+        held = overlap_numel(boxes, boxes_of[i])
+        units += [Unit(i, boxes[u], shape, m, cost, held[u]) for u in range(len(boxes))]
+    return units
+
+
+def assign_owners(units: list[Unit], n_ranks: int) -> tuple[list[int], np.ndarray]:
+    """Owner of each unit and the resulting NS FLOPs per rank.
+
+    A unit that one rank holds whole stays there; the others go longest-processing-time
+    first: most FLOPs first, to the least loaded rank, ties to the rank holding most of it.
+    """
+    load = np.zeros(n_ranks, dtype=np.int64)
     owners = [0] * len(units)
-    for k in sorted(range(len(units)), key=lambda k: (-units[k][4], k)):
-        cost, held = units[k][4], units[k][5]
-        numel = int(np.prod(units[k][1][:, 1] - units[k][1][:, 0]))
-        whole = np.flatnonzero(held == numel)
+    for k in sorted(range(len(units)), key=lambda k: (-units[k].flops, k)):
+        unit = units[k]
+        whole = np.flatnonzero(unit.held == unit.numel)
         if len(whole):
             owner = int(whole[0])
         else:
-            owner = min(range(len(load)), key=lambda r: (load[r], -held[r], r))
+            owner = min(range(n_ranks), key=lambda r: (load[r], -unit.held[r], r))
         owners[k] = owner
-        load[owner] += cost
-    return owners
+        load[owner] += unit.flops
+    return owners, load
 
 
 def _chunks(items: list[int], size: int) -> list[list[int]]:
@@ -269,7 +299,7 @@ def _chunks(items: list[int], size: int) -> list[list[int]]:
 def _make_job(
     group: ShardGroup,
     chunk: list[int],
-    units: list,
+    units: list[Unit],
     owners: list[int],
     boxes_of: list[np.ndarray],
     shape: tuple[int, int],
@@ -283,7 +313,7 @@ def _make_job(
     recv: list[list[Piece]] = [[] for _ in range(n)]
     needs_comm = False
     for k in chunk:
-        param, box, _, _, _, held = units[k]
+        param, box, held = units[k].param, units[k].box, units[k].held
         owner = owners[k]
         needs_comm |= bool(held[owner] != held.sum())
         my_part = intersect(box, boxes_of[param][me])
@@ -294,7 +324,7 @@ def _make_job(
                 part = intersect(box, boxes_of[param][peer])
                 if part is not None:
                     recv[peer].append(_piece(param, slot_of[k], part, boxes_of[param][peer], box))
-    box_shapes = [tuple(int(s) for s in units[k][1][:, 1] - units[k][1][:, 0]) for k in mine]
+    box_shapes = [tuple(int(s) for s in units[k].box[:, 1] - units[k].box[:, 0]) for k in mine]
     return Job(
         group=group,
         matrix_shape=shape,
@@ -303,7 +333,7 @@ def _make_job(
         send=send,
         recv=recv,
         needs_comm=needs_comm,
-        flops_per_unit=units[chunk[0]][4],
+        flops_per_unit=units[chunk[0]].flops,
     )
 
 

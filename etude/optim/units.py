@@ -103,7 +103,7 @@ def shard_boxes(
         if not isinstance(placement, Shard) or isinstance(placement, _StridedShard):
             raise ValueError(
                 f"parameter {name!r}: Muon cannot orthogonalize a DTensor with placement "
-                f"{placement} on mesh dim {mesh_dim}; supported are Shard(d) and Replicate "
+                f"{placement!r} on mesh dim {mesh_dim}; supported are Shard(d) and Replicate "
                 "(reduce Partial gradients first; shard experts on a dim other than the EP dim "
                 "to avoid _StridedShard)"
             )
