@@ -101,7 +101,7 @@ def test_fully_shard_matches_single_process(mesh_shape):
                 ref,
                 rtol=1e-5,
                 atol=1e-6,
-                msg=lambda m, n=name: f"rank {rank} {n}: {m}",
+                msg=lambda m, n=name, r=rank: f"rank {r} {n}: {m}",
             )
 
 
