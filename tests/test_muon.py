@@ -305,3 +305,34 @@ def test_bad_groups_name_the_parameter(shape, group, message):
 def test_bad_options_are_rejected(kwargs, message):
     with pytest.raises(ValueError, match=message):
         Muon([torch.nn.Parameter(torch.zeros(4, 4))], **kwargs)
+
+
+def test_mixed_parameter_dtypes_share_a_batch_exactly():
+    # Pieces are cast to ns_dtype before batching, so a bf16 and an fp32 matrix of one shape
+    # are orthogonalized together and each gets the update it would get alone.
+    together = [
+        torch.nn.Parameter(torch.ones(6, 10, dtype=d)) for d in (torch.bfloat16, torch.float32)
+    ]
+    alone = [torch.nn.Parameter(p.detach().clone()) for p in together]
+    grads = [torch.randn(6, 10, generator=torch.Generator().manual_seed(i)) for i in range(2)]
+    opt = Muon(together, lr=0.02)
+    singles = [Muon([p], lr=0.02) for p in alone]
+    for ps in (together, alone):
+        for p, g in zip(ps, grads):
+            p.grad = g.to(p.dtype)
+    opt.step()
+    for single in singles:
+        single.step()
+    assert opt.last_step_stats.ns_units == 2
+    for a, b in zip(together, alone):
+        assert a.dtype == b.dtype
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
+
+
+def test_gradient_dtype_mismatch_names_the_parameter():
+    p = torch.nn.Parameter(torch.zeros(4, 4, dtype=torch.bfloat16))
+    opt = Muon([("w", p)])
+    p.grad_dtype = None  # torch refuses such a gradient unless told to allow any dtype
+    p.grad = torch.ones(4, 4, dtype=torch.float32)
+    with pytest.raises(ValueError, match="parameter 'w': gradient dtype torch.float32 differs"):
+        opt.step()

@@ -188,8 +188,16 @@ class Muon(torch.optim.Optimizer):
         for group in muon_groups:
             setting = (str(group["ns_coefficients"]), group["ns_steps"], group["eps"])
             for name, p in _named(group):
-                if p.grad is not None:
-                    by_setting.setdefault(setting, []).append((group, name, p))
+                if p.grad is None:
+                    continue
+                if p.grad.dtype != p.dtype:
+                    raise ValueError(
+                        f"parameter {name!r}: gradient dtype {p.grad.dtype} differs from the "
+                        f"parameter's {p.dtype}; cast the gradient (or use FSDP2's "
+                        "MixedPrecisionPolicy, which hands the optimizer gradients in the "
+                        "parameter dtype)"
+                    )
+                by_setting.setdefault(setting, []).append((group, name, p))
         for (_, ns_steps, eps), items in by_setting.items():
             group0 = items[0][0]
             updates = []
