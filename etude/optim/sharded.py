@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from itertools import product
 
 import numpy as np
 import torch
@@ -134,59 +133,47 @@ class StepStats:
 
 def shard_group(
     spec: ParamSpec, cache: dict[tuple, dist.ProcessGroup | None]
-) -> tuple[ShardGroup, tuple[int, ...]]:
+) -> tuple[ShardGroup, list[tuple[int, ...]]]:
     """The shard group of `spec` on this rank and the mesh coordinates of its members.
 
     Groups spanning several mesh dimensions are created on first use, by every rank in the
     same order (plans are built in parameter order on all ranks); `cache` keeps them.
     """
+    rank = dist.get_rank() if dist.is_initialized() else 0
     if spec.mesh is None:
-        return ShardGroup(
-            ranks=[dist.get_rank() if dist.is_initialized() else 0], me=0, process_group=None
-        ), [()]
+        return ShardGroup(ranks=[rank], me=0, process_group=None), [()]
     mesh = spec.mesh
-    shard_dims = tuple(i for i, p in enumerate(spec.placements) if isinstance(p, Shard))
     coord = mesh.get_coordinate()
     if coord is None:
         raise ValueError(f"parameter {spec.name!r}: this rank is not part of its device mesh")
-    members = [
-        tuple(c[shard_dims.index(i)] if i in shard_dims else coord[i] for i in range(mesh.ndim))
-        for c in product(*(range(mesh.shape[i]) for i in shard_dims))
-    ]
+    shard_dims = [i for i, p in enumerate(spec.placements) if isinstance(p, Shard)]
+    other_dims = [i for i in range(mesh.ndim) if i not in shard_dims]
+    shard_sizes = [mesh.shape[i] for i in shard_dims]
+    # One row per copy of the parameter: the ranks holding it, row-major over the shard dims.
+    rows = mesh.mesh.permute(*other_dims, *shard_dims).reshape(-1, int(np.prod(shard_sizes)))
+    members = []
+    for flat in range(rows.shape[1]):
+        member = list(coord)
+        for d, c in zip(shard_dims, np.unravel_index(flat, shard_sizes)):
+            member[d] = int(c)
+        members.append(tuple(member))
     ranks = [int(mesh.mesh[m]) for m in members]
     if not shard_dims:
         pg = None
     elif len(shard_dims) == 1:
         pg = mesh.get_group(shard_dims[0])
     else:
-        key = (tuple(mesh.mesh.flatten().tolist()), tuple(mesh.shape), shard_dims)
+        key = (tuple(mesh.mesh.flatten().tolist()), tuple(mesh.shape), tuple(shard_dims))
         if key not in cache:
-            all_groups = []
-            for rest in product(
-                *(range(mesh.shape[i]) for i in range(mesh.ndim) if i not in shard_dims)
-            ):
-                it = iter(rest)
-                fixed = [None if i in shard_dims else next(it) for i in range(mesh.ndim)]
-                all_groups.append(
-                    sorted(
-                        int(
-                            mesh.mesh[
-                                tuple(
-                                    c[shard_dims.index(i)] if f is None else f
-                                    for i, f in enumerate(fixed)
-                                )
-                            ]
-                        )
-                        for c in product(*(range(mesh.shape[i]) for i in shard_dims))
-                    )
-                )
-            cache[key], _ = dist.new_subgroups_by_enumeration(all_groups)
+            cache[key], _ = dist.new_subgroups_by_enumeration(
+                [sorted(row) for row in rows.tolist()]
+            )
         pg = cache[key]
     if pg is not None:
         order = sorted(range(len(ranks)), key=lambda j: dist.get_group_rank(pg, ranks[j]))
         members = [members[j] for j in order]
         ranks = [ranks[j] for j in order]
-    return ShardGroup(ranks=ranks, me=ranks.index(dist.get_rank()), process_group=pg), members
+    return ShardGroup(ranks=ranks, me=ranks.index(rank), process_group=pg), members
 
 
 def build_plan(
