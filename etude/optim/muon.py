@@ -90,8 +90,9 @@ class Muon(torch.optim.Optimizer):
     - adamw_lr / adamw_betas / adamw_eps / adamw_weight_decay: hyperparameters of the AdamW
       part (lr and weight decay default to Muon's); a group may override them with the
       same keys.
-    - job_numel, max_in_flight: size of one all-to-all job in elements, and how many
-      transfers per shard group may be outstanding (1 turns overlap off).
+    - job_numel, max_in_flight: about how many elements each rank orthogonalizes per
+      all-to-all job, and how many transfers per shard group may be outstanding (1 turns
+      overlap off).
 
     Param groups may add `"heads": H, "head_dim": 0 | 1` (split rows or columns into H
     blocks, each orthogonalized alone), `"experts": True` (a `[E, out, in]` tensor, one unit

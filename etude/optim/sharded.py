@@ -8,13 +8,14 @@ granularity), so no metadata is exchanged:
    copy's group works independently. Plain tensors form a group of one rank.
 2. Ownership. Within a group, every unit (matrix, head, expert) gets one owner rank, so the
    group runs each unit's Newton–Schulz exactly once. A unit wholly inside one rank's shard
-   is owned there (no communication); the rest go by longest-processing-time first: largest
-   NS cost first, to the least loaded rank, ties to the rank already holding most of it.
-3. Jobs. A group's units are bucketed by matrix shape and cut into jobs of at most
-   `job_numel` elements. A job is one `all_to_all_single` that moves every piece of its units
-   to their owners (variable splits, no padding), one batched NS per owner, and a second
-   `all_to_all_single` that returns each piece to the rank holding it. Jobs whose units are
-   all local skip both collectives.
+   is owned there (no communication); the rest go longest-processing-time first, with a
+   slack of one unit's cost that keeps most units on a rank already holding part of them
+   (`assign_owners`).
+3. Jobs. A group's units are bucketed by matrix shape and cut into jobs of about
+   `job_numel` elements per member (`job_chunks`). A job is one `all_to_all_single` that
+   moves every piece of its units to their owners (variable splits, no padding), one
+   batched NS per owner, and a second `all_to_all_single` that returns each piece to the
+   rank holding it. Jobs whose units are all local skip both collectives.
 
 The runtime keeps up to `max_in_flight` forward transfers per group outstanding while it
 computes, so communication of later jobs overlaps NS of earlier ones. Every group issues its
@@ -206,15 +207,9 @@ def build_plan(
         units = group_units(specs, param_ids, boxes_of, ns_steps, method)
         owners, flops = assign_owners(units, len(group.ranks))
         group_flops.append(flops)
-        buckets: dict[tuple, list[int]] = {}
-        for k, unit in enumerate(units):
-            buckets.setdefault((unit.shape, unit.method), []).append(k)
-        for (shape, m), members in buckets.items():
-            for chunk in _chunks(members, job_numel // max(1, shape[0] * shape[1])):
-                order = param_ids[0] * (1 << 32) + chunk[0]
-                jobs_with_order.append(
-                    (order, _make_job(group, chunk, units, owners, boxes_of, shape, m))
-                )
+        for chunk in job_chunks(units, len(group.ranks), job_numel):
+            order = param_ids[0] * (1 << 32) + chunk[0]
+            jobs_with_order.append((order, _make_job(group, chunk, units, owners, boxes_of)))
     jobs_with_order.sort(key=lambda t: t[0])
     return Plan(
         jobs=[j for _, j in jobs_with_order], local_boxes=local_boxes, group_flops=group_flops
@@ -261,8 +256,10 @@ def group_units(
 def assign_owners(units: list[Unit], n_ranks: int) -> tuple[list[int], np.ndarray]:
     """Owner of each unit and the resulting NS FLOPs per rank.
 
-    A unit that one rank holds whole stays there; the others go longest-processing-time
-    first: most FLOPs first, to the least loaded rank, ties to the rank holding most of it.
+    A unit that one rank holds whole stays there. The others go longest-processing-time
+    first (most FLOPs first), each to a rank whose load is within one unit's cost of the
+    least loaded: among those, the one holding most of the unit, then the least loaded.
+    Balance stays within one unit of plain LPT while most data stays where it already is.
     """
     load = np.zeros(n_ranks, dtype=np.int64)
     owners = [0] * len(units)
@@ -272,15 +269,24 @@ def assign_owners(units: list[Unit], n_ranks: int) -> tuple[list[int], np.ndarra
         if len(whole):
             owner = int(whole[0])
         else:
-            owner = min(range(n_ranks), key=lambda r: (load[r], -unit.held[r], r))
+            near = np.flatnonzero(load <= load.min() + unit.flops)
+            owner = int(near[np.lexsort((near, load[near], -unit.held[near]))[0]])
         owners[k] = owner
         load[owner] += unit.flops
     return owners, load
 
 
-def _chunks(items: list[int], size: int) -> list[list[int]]:
-    size = max(1, size)
-    return [items[i : i + size] for i in range(0, len(items), size)]
+def job_chunks(units: list[Unit], group_size: int, job_numel: int) -> list[list[int]]:
+    """Unit indices of each job: units of one (shape, method) in unit order, about
+    `job_numel` elements per group member (at least one unit each) per job."""
+    buckets: dict[tuple, list[int]] = {}
+    for k, unit in enumerate(units):
+        buckets.setdefault((unit.shape, unit.method), []).append(k)
+    chunks = []
+    for members in buckets.values():
+        per_job = group_size * max(1, job_numel // units[members[0]].numel)
+        chunks += [members[i : i + per_job] for i in range(0, len(members), per_job)]
+    return chunks
 
 
 def _make_job(
@@ -289,8 +295,6 @@ def _make_job(
     units: list[Unit],
     owners: list[int],
     boxes_of: list[np.ndarray],
-    shape: tuple[int, int],
-    method: str,
 ) -> Job:
     n = len(group.ranks)
     me = group.me
@@ -314,8 +318,8 @@ def _make_job(
     box_shapes = [tuple(int(s) for s in units[k].box[:, 1] - units[k].box[:, 0]) for k in mine]
     return Job(
         group=group,
-        matrix_shape=shape,
-        method=method,
+        matrix_shape=units[chunk[0]].shape,
+        method=units[chunk[0]].method,
         box_shapes=box_shapes,
         send=send,
         recv=recv,
