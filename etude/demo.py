@@ -35,8 +35,9 @@ class DemoSection:
 
 def _sections() -> list[tuple[str, Callable[[Path], DemoSection]]]:
     from etude.optim.muon_demo import run as muon
+    from etude.parallel.demo import run as dual_mesh
 
-    return [("sharded Muon", muon)]
+    return [("sharded Muon", muon), ("dual-mesh HSDP", dual_mesh)]
 
 
 def run_demo(out: str) -> int:

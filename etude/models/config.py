@@ -29,7 +29,9 @@ class MoEConfig:
 
     The first `n_dense_layers` layers use a dense SwiGLU FFN of width `dense_ffn_dim`; the
     rest route each token to `top_k` of `n_experts` experts of width `expert_ffn_dim`, plus
-    `n_shared_experts` always-on experts of the same width.
+    `n_shared_experts` always-on experts of the same width. `n_experts == 0` makes every layer
+    dense. `aux_loss_weight` scales the load-balancing loss in training; `max_seq_len` bounds
+    the KV cache and the training sequence length.
     """
 
     vocab_size: int
@@ -44,6 +46,15 @@ class MoEConfig:
     n_shared_experts: int
     n_dense_layers: int
     dense_ffn_dim: int
+    rope_theta: float = 10000.0
+    max_seq_len: int = 4096
+    norm_eps: float = 1e-5
+    aux_loss_weight: float = 0.01
+
+    def is_dense_layer(self, i: int) -> bool:
+        """Layer `i` has a dense FFN: it is among the first `n_dense_layers`, or the model has
+        no experts at all (`n_experts == 0`, a dense model)."""
+        return i < self.n_dense_layers or self.n_experts == 0
 
     def parameter_shapes(self) -> list[ParamShape]:
         """Every parameter of the model, in module order."""
@@ -75,7 +86,7 @@ class MoEConfig:
                 ),
                 ParamShape(p + "ffn_norm.weight", (d,), None),
             ]
-            if i < self.n_dense_layers:
+            if self.is_dense_layer(i):
                 f = self.dense_ffn_dim
                 out += [
                     ParamShape(p + "feed_forward.w1.weight", (f, d), {}),

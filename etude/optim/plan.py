@@ -1,0 +1,607 @@
+"""Cost model of sharded Muon at scale: `etude plan muon`.
+
+For a model preset and a GPU count this module chooses a training layout, builds the shard
+boxes of one shard group per parameter family, and runs the optimizer's own planner on them
+(`group_units` and `assign_owners` from `sharded.py`, the functions `build_plan` calls), so
+the owner of every unit, the NS FLOPs per rank and the elements each rank moves are exactly
+what the optimizer would produce on that layout. A step time is then predicted from them
+with the hardware table and the `Assumptions` below.
+
+Layout (overridable with `--gpus-per-node` and `--ep`):
+- Dense Muon parameters (attention, shared experts, dense FFN) are HSDP: `Shard(0)` within a
+  node, replicated across nodes. Each node orthogonalizes its own copy, so their NS work is
+  repeated per node, but their all-to-all traffic stays on NVLink.
+- Routed experts are sharded on a 2-D mesh `(ep, efsdp)` with `(Shard(0), Shard(1))`: the
+  expert dim over `ep` ranks (across nodes), each expert's out dim over `efsdp` GPUs inside
+  a node. There is no expert replica, so the expert shard group is every GPU and the
+  dominant NS work is split over all of them, and every expert's pieces lie in one node.
+  By default `ep` is the largest divisor of the GPU count that divides the expert count
+  with `efsdp = gpus / ep` dividing the node (kimi-k2: ep = 128 and efsdp = 2, 4, 8 at
+  256, 512, 1024 GPUs).
+
+Predicted step, for each rank `r`, taking the slowest (seconds):
+    ns          = NS FLOPs[r] / (ns_efficiency * peak bf16 FLOP/s)
+    comm        = max(NVLink bytes[r] / NVLink bw, network bytes[r] / network bw)
+                  (bytes sent; links are full duplex and each rank receives what it sends)
+    exposed     = max(0, comm - ns) + comm / comm jobs
+                  (transfers overlap NS; the first job's forward and the last job's
+                  backward, about one job's share, cannot be hidden)
+    elementwise = (local elements * 56 B + owned unit elements * 18 B) / HBM bw
+    device      = ns + exposed + elementwise
+    host        = collectives * collective_overhead_s
+                  + sum over groups of comm jobs * members * host_per_member_s
+                  (every member of a group takes part in each of the group's jobs, and the
+                  runtime walks per-peer lists of length `members` several times per job)
+    step        = max(host, device)
+                  (the host issues GPU work asynchronously: NCCL's wait() only orders streams)
+The slowest rank is the one with the largest device time. `dominant` names what bounds the
+step: "host", or the largest of NS, communication (`comm`, when it outlasts the NS it
+overlaps) and elementwise. Bandwidths are the table's figures times `bandwidth_efficiency`.
+`serial_s` = host + ns + comm + elementwise (no overlap at all) is an upper bound. AdamW parameters
+(embeddings, output head, router, norms) are not in the Muon path and are not modelled;
+their per-rank element count is reported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+from dataclasses import asdict, dataclass
+
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+from torch.distributed.tensor import Replicate, Shard
+
+from etude.models.config import MoEConfig, preset
+from etude.optim.sharded import ParamSpec, Unit, assign_owners, group_units, job_chunks
+from etude.optim.units import Granularity, shard_boxes, validate
+
+
+@dataclass(frozen=True)
+class Hardware:
+    """Per-GPU figures the cost model uses (see `HARDWARE` for sources)."""
+
+    name: str
+    bf16_flops: float  # dense bf16 matmul peak, FLOP/s
+    hbm_bytes_s: float  # HBM bandwidth, B/s
+    nvlink_bytes_s: float  # intra-node, per GPU per direction, B/s
+    network_bytes_s: float  # inter-node, per GPU per direction, B/s
+
+
+# Sources: NVIDIA H100 SXM and H200 SXM datasheets (989 TFLOP/s dense bf16; HBM3 3.35 TB/s,
+# HBM3e 4.8 TB/s; NVLink 4 at 900 GB/s bidirectional = 450 GB/s per direction); inter-node:
+# one 400 Gb/s NIC per GPU (8 x 400 Gb/s per node) = 50 GB/s per direction. A lent H200 ran
+# a large bf16 matmul at about 790 TFLOP/s (0.80 of peak) in this project's measurements.
+HARDWARE: dict[str, Hardware] = {
+    "h100": Hardware("H100 SXM", 989e12, 3.35e12, 450e9, 50e9),
+    "h200": Hardware("H200 SXM", 989e12, 4.8e12, 450e9, 50e9),
+}
+
+# HBM traffic of the elementwise work in bytes per element, counted from the ops muon.py and
+# `orthogonalize` run (fp32 parameters, gradients and momentum; bf16 NS pieces).
+# Per local element: momentum lerp_ (read g, m; write m) 12, Nesterov lerp (read g, m;
+# write u) 12, cast to bf16 6, pack into the send buffer 4, unpack the result 4, weight
+# decay mul_ 8, add_ of the update (read p, o; write p) 10 = 56.
+# Per element of a unit the rank owns: copy into the unit buffer 4, stack 4, Frobenius norm
+# and scale 6, gather the result pieces 4 = 18.
+LOCAL_ELEMENT_BYTES = 56
+OWNED_ELEMENT_BYTES = 18
+
+
+@dataclass(frozen=True)
+class Assumptions:
+    """What the prediction rests on beyond the planner's output (module docstring)."""
+
+    # Fraction of peak bf16 FLOP/s the batched NS sustains: 75% of the measured 790 TFLOP/s
+    # matmul rate, for baddbmm epilogues, 128-row head units and SMs shared with NCCL.
+    ns_efficiency: float = 0.6
+    bandwidth_efficiency: float = 0.8  # fraction of HBM / NVLink / network bandwidth reached
+    collective_overhead_s: float = 20e-6  # host cost of issuing one all_to_all_single
+    # Python time of the runtime per group member per communicating job: the per-peer lists
+    # of pack_forward, the split sizes of both directions and unpack_back, timed at 1-2.5 us
+    # on the 2-core development machine; a server core is taken to be as fast as the best.
+    host_per_member_s: float = 1e-6
+    ns_bytes: int = 2  # bytes per element in transit (Muon's ns_dtype, bf16 by default)
+    job_numel: int = 1 << 24  # Muon's job_numel (its default), elements per member per job
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How the GPUs are arranged (module docstring): nodes, HSDP for dense, EP x FSDP."""
+
+    gpus: int
+    gpus_per_node: int
+    ep: int
+    efsdp: int
+
+    @property
+    def dense_mesh(self) -> tuple[int, int]:
+        """`(replicas, shard)`: nodes by GPUs in a node."""
+        return self.gpus // self.gpus_per_node, self.gpus_per_node
+
+    @property
+    def expert_mesh(self) -> tuple[int, int]:
+        """`(ep, efsdp)`: the expert dim across nodes, each expert's out dim inside a node."""
+        return self.ep, self.efsdp
+
+
+@dataclass(frozen=True)
+class Family:
+    """Parameters sharing one layout, with the shards of one shard group of `W` members:
+    `boxes[i]` is `[W, D, 2]` for parameter `i`; `ranks` (`[W]`) are the global ranks."""
+
+    name: str
+    specs: list[ParamSpec]
+    boxes: list[np.ndarray]
+    ranks: np.ndarray
+    copies: int  # shard groups doing the same work (replicas)
+    description: str
+
+
+@dataclass
+class GroupResult:
+    """The planner's output for one shard group; per-member arrays are `[W]` int64."""
+
+    family: Family
+    units: list[Unit]
+    owners: np.ndarray  # [U] member index of each unit's owner
+    comm_unit: np.ndarray  # [U] bool: some piece lies off the owner
+    flops: np.ndarray  # NS FLOPs
+    nvlink_numel: np.ndarray  # elements sent inside the node (= received)
+    network_numel: np.ndarray  # elements sent to other nodes (= received)
+    local_numel: np.ndarray  # elements of the member's shards
+    owned_numel: np.ndarray  # elements of the units it owns
+
+    @property
+    def imbalance(self) -> float:
+        """max / mean NS FLOPs over the members, as `Plan.imbalance` defines it."""
+        return float(self.flops.max() / self.flops.mean()) if self.flops.sum() > 0 else 1.0
+
+    def jobs(self, job_numel: int) -> tuple[int, int]:
+        """Jobs and communicating jobs, cut by `job_chunks` exactly as `build_plan` cuts them."""
+        chunks = job_chunks(self.units, len(self.flops), job_numel)
+        return len(chunks), sum(bool(self.comm_unit[c].any()) for c in chunks)
+
+
+@dataclass
+class Planned:
+    """A model planned on a layout: one `GroupResult` per family."""
+
+    model: str
+    cfg: MoEConfig
+    layout: Layout
+    groups: list[GroupResult]
+    ns_steps: int
+    method: str
+    planner_s: float  # wall time
+    planner_cpu_s: float  # CPU time of this process
+
+
+def choose_layout(
+    cfg: MoEConfig, gpus: int, gpus_per_node: int = 8, ep: int | None = None
+) -> Layout:
+    """The layout for `gpus` GPUs (module docstring); ValueError if it cannot use them."""
+    if gpus < 1:
+        raise ValueError(f"--gpus must be >= 1, got {gpus}")
+    if gpus_per_node < 1:
+        raise ValueError(f"--gpus-per-node must be >= 1, got {gpus_per_node}")
+    node = min(gpus, gpus_per_node)
+    if gpus % node:
+        raise ValueError(
+            f"--gpus {gpus} is not a whole number of nodes of {gpus_per_node} GPUs; "
+            "dense parameters are sharded within a node and replicated across nodes"
+        )
+    if cfg.n_experts == 0:
+        if ep is not None:
+            raise ValueError("--ep given, but the model has no routed experts")
+        return Layout(gpus=gpus, gpus_per_node=node, ep=1, efsdp=gpus)
+    if ep is None:
+        fits = [
+            d
+            for d in range(1, gpus + 1)
+            if gpus % d == 0 and cfg.n_experts % d == 0 and node % (gpus // d) == 0
+        ]
+        if not fits:
+            raise ValueError(
+                f"no expert-parallel size fits {gpus} GPUs: it must divide the GPU count and "
+                f"the {cfg.n_experts} experts, leaving a divisor of the node ({node} GPUs) "
+                "to shard each expert over; pass --ep to choose one"
+            )
+        ep = max(fits)
+    if ep < 1 or gpus % ep:
+        raise ValueError(f"--ep {ep} must be >= 1 and divide --gpus {gpus}")
+    if ep > cfg.n_experts:
+        raise ValueError(f"--ep {ep} exceeds the model's {cfg.n_experts} experts")
+    return Layout(gpus=gpus, gpus_per_node=node, ep=ep, efsdp=gpus // ep)
+
+
+def _granularity(options: dict) -> Granularity:
+    """The Granularity Muon derives from a param group's options (as muon.py does)."""
+    if options.get("experts"):
+        return Granularity("experts")
+    if "heads" in options:
+        return Granularity("heads", int(options["heads"]), int(options.get("head_dim", 0)))
+    return Granularity("matrix")
+
+
+def families(cfg: MoEConfig, layout: Layout) -> list[Family]:
+    """The dense and expert families of `cfg`'s Muon parameters under `layout`, each with
+    the shard boxes of one of its shard groups (replica 0 for dense)."""
+    dense, experts = [], []
+    for p in cfg.parameter_shapes():
+        if p.muon is None:
+            continue
+        spec = ParamSpec(p.name, p.shape, _granularity(p.muon))
+        validate(spec.name, spec.shape, spec.granularity)
+        (experts if spec.granularity.kind == "experts" else dense).append(spec)
+    node = layout.gpus_per_node
+    dense_placements = (Replicate(), Shard(0))
+    expert_placements = (Shard(0), Shard(1))
+    out = [
+        Family(
+            name="dense",
+            specs=dense,
+            boxes=[
+                shard_boxes(s.name, s.shape, layout.dense_mesh, dense_placements)[0] for s in dense
+            ],
+            ranks=np.arange(node),
+            copies=layout.dense_mesh[0],
+            description=(
+                f"HSDP mesh {layout.dense_mesh} (Replicate, Shard(0)): sharded over the "
+                f"{node} GPUs of a node, one copy per node"
+            ),
+        ),
+        Family(
+            name="experts",
+            specs=experts,
+            # Mesh coordinates in row-major order are global ranks, as in init_device_mesh.
+            boxes=[
+                shard_boxes(s.name, s.shape, layout.expert_mesh, expert_placements).reshape(
+                    layout.gpus, len(s.shape), 2
+                )
+                for s in experts
+            ],
+            ranks=np.arange(layout.gpus),
+            copies=1,
+            description=(
+                f"mesh (ep={layout.ep}, efsdp={layout.efsdp}) (Shard(0), Shard(1)): experts "
+                f"over {layout.ep} EP ranks, each expert's out dim over {layout.efsdp} GPUs"
+            ),
+        ),
+    ]
+    return [f for f in out if f.specs]
+
+
+def plan_group(family: Family, gpus_per_node: int, ns_steps: int, method: str) -> GroupResult:
+    """Run the optimizer's planner on one shard group of `family` and count, per member,
+    FLOPs, elements sent inside and across nodes, and elements held and owned."""
+    n = len(family.ranks)
+    ids = list(range(len(family.specs)))
+    units = group_units(family.specs, ids, family.boxes, ns_steps, method)
+    owner_list, flops = assign_owners(units, n)
+    owners = np.asarray(owner_list, dtype=np.int64)
+    node = family.ranks // gpus_per_node
+    nvlink = np.zeros(n, dtype=np.int64)
+    network = np.zeros(n, dtype=np.int64)
+    owned = np.zeros(n, dtype=np.int64)
+    comm_unit = np.zeros(len(units), dtype=bool)
+    start = 0
+    # Units come in parameter order; one parameter at a time keeps `held` small: [U_p, W].
+    for i in ids:
+        stop = start
+        while stop < len(units) and units[stop].param == i:
+            stop += 1
+        held = np.stack([u.held for u in units[start:stop]])
+        own = owners[start:stop]
+        # Forward, each piece held off the owner goes to it; backward, the owner returns it.
+        away = np.where(own[:, None] == np.arange(n)[None, :], 0, held)
+        cross = node[None, :] != node[own][:, None]
+        for sent, moved in ((nvlink, away * ~cross), (network, away * cross)):
+            sent += moved.sum(axis=0)
+            sent += np.bincount(own, weights=moved.sum(axis=1), minlength=n).astype(np.int64)
+        owned += np.bincount(own, weights=held.sum(axis=1), minlength=n).astype(np.int64)
+        comm_unit[start:stop] = away.sum(axis=1) > 0
+        start = stop
+    local = np.zeros(n, dtype=np.int64)
+    for boxes in family.boxes:
+        local += np.prod(boxes[..., 1] - boxes[..., 0], axis=-1)
+    return GroupResult(
+        family=family,
+        units=units,
+        owners=owners,
+        comm_unit=comm_unit,
+        flops=flops,
+        nvlink_numel=nvlink,
+        network_numel=network,
+        local_numel=local,
+        owned_numel=owned,
+    )
+
+
+def plan(
+    model: str,
+    gpus: int,
+    *,
+    gpus_per_node: int = 8,
+    ep: int | None = None,
+    ns_steps: int = 5,
+    method: str = "standard",
+) -> Planned:
+    """Choose the layout for `model` on `gpus` GPUs and run the planner on each family."""
+    cfg = preset(model)
+    layout = choose_layout(cfg, gpus, gpus_per_node, ep)
+    t0, c0 = time.perf_counter(), time.process_time()
+    groups = [plan_group(f, layout.gpus_per_node, ns_steps, method) for f in families(cfg, layout)]
+    return Planned(
+        model,
+        cfg,
+        layout,
+        groups,
+        ns_steps,
+        method,
+        planner_s=time.perf_counter() - t0,
+        planner_cpu_s=time.process_time() - c0,
+    )
+
+
+def per_rank(planned: Planned, attr: str) -> np.ndarray:
+    """`GroupResult.<attr>` summed over the groups of each global rank, `[gpus]`.
+
+    Global rank r is member r % gpus_per_node of its node's dense group (every node's group
+    plans like replica 0's) and member r of the expert group."""
+    ranks = np.arange(planned.layout.gpus)
+    member = {"dense": ranks % planned.layout.gpus_per_node, "experts": ranks}
+    return sum(getattr(g, attr)[member[g.family.name]] for g in planned.groups)
+
+
+def predict(planned: Planned, gpu: str = "h200", assumptions: Assumptions | None = None) -> dict:
+    """Predict one Muon step of `planned` on GPUs of kind `gpu` (module docstring).
+
+    Returns a JSON-ready report: layout, hardware, assumptions, one summary per group and the
+    step-time breakdown of the slowest rank.
+    """
+    a = assumptions or Assumptions()
+    if gpu not in HARDWARE:
+        raise ValueError(f"unknown GPU {gpu!r}; known: {', '.join(HARDWARE)}")
+    if not 0 < a.ns_efficiency <= 1 or not 0 < a.bandwidth_efficiency <= 1:
+        raise ValueError(
+            f"efficiencies must be in (0, 1], got ns {a.ns_efficiency}, "
+            f"bandwidth {a.bandwidth_efficiency}"
+        )
+    if a.job_numel < 1:
+        raise ValueError(f"--job-numel must be >= 1, got {a.job_numel}")
+    hw, layout, groups = HARDWARE[gpu], planned.layout, planned.groups
+    flops = per_rank(planned, "flops")
+    nvlink = per_rank(planned, "nvlink_numel") * a.ns_bytes
+    network = per_rank(planned, "network_numel") * a.ns_bytes
+    elem_bytes = (
+        per_rank(planned, "local_numel") * LOCAL_ELEMENT_BYTES
+        + per_rank(planned, "owned_numel") * OWNED_ELEMENT_BYTES
+    )
+    jobs = [g.jobs(a.job_numel) for g in groups]
+    comm_jobs = sum(c for _, c in jobs)
+    collectives = 2 * comm_jobs
+    bw = a.bandwidth_efficiency
+    t_ns = flops / (a.ns_efficiency * hw.bf16_flops)
+    t_comm = np.maximum(nvlink / (bw * hw.nvlink_bytes_s), network / (bw * hw.network_bytes_s))
+    t_exposed = np.maximum(0.0, t_comm - t_ns) + t_comm / max(1, comm_jobs)
+    t_elem = elem_bytes / (bw * hw.hbm_bytes_s)
+    t_device = t_ns + t_exposed + t_elem
+    t_launch = collectives * a.collective_overhead_s
+    t_python = sum(c * len(g.family.ranks) for g, (_, c) in zip(groups, jobs))
+    t_python *= a.host_per_member_s
+    t_host = t_launch + t_python
+    worst = int(np.argmax(t_device))
+    terms = {
+        "ns_s": float(t_ns[worst]),
+        "exposed_comm_s": float(t_exposed[worst]),
+        "elementwise_s": float(t_elem[worst]),
+        "host_s": t_host,
+    }
+    step = max(t_host, float(t_device[worst]))
+    # What bounds the step: the host, or the largest of NS, transfers (when they outlast
+    # the NS they overlap) and elementwise work on the slowest rank.
+    bounds = {
+        "newton_schulz": float(t_ns[worst]),
+        "communication": float(t_comm[worst]),
+        "elementwise": float(t_elem[worst]),
+    }
+    dominant = "host" if t_host >= t_device[worst] else max(bounds, key=bounds.get)
+    adamw = sum(math.prod(p.shape) for p in planned.cfg.parameter_shapes() if p.muon is None)
+    return {
+        "model": planned.model,
+        "parameters": planned.cfg.num_parameters(),
+        "gpus": layout.gpus,
+        "gpu": gpu,
+        "layout": asdict(layout),
+        "ns_steps": planned.ns_steps,
+        "method": planned.method,
+        "hardware": asdict(hw),
+        "assumptions": asdict(a),
+        "element_bytes": {"local": LOCAL_ELEMENT_BYTES, "owned": OWNED_ELEMENT_BYTES},
+        "groups": [_group_summary(g, a.ns_bytes, *j) for g, j in zip(groups, jobs)],
+        "per_rank": {
+            "ns_flops": _stats(flops),
+            "imbalance": float(flops.max() / flops.mean()) if flops.sum() else 1.0,
+            "nvlink_bytes": _stats(nvlink),
+            "network_bytes": _stats(network),
+            "elementwise_bytes": _stats(elem_bytes),
+            "collectives": collectives,
+            "adamw_elements": adamw // layout.gpus_per_node,
+        },
+        "time": {
+            "step_s": step,
+            **terms,
+            "dominant": dominant,
+            "device_s": float(t_device[worst]),
+            "slowest_rank": worst,
+            "comm_s": float(t_comm[worst]),
+            "host_launch_s": t_launch,
+            "host_python_s": t_python,
+            "serial_s": float(np.max(t_host + t_ns + t_comm + t_elem)),
+        },
+        "planner_s": planned.planner_s,
+        "planner_cpu_s": planned.planner_cpu_s,
+    }
+
+
+def _stats(x: np.ndarray) -> dict[str, float]:
+    return {"min": float(x.min()), "mean": float(x.mean()), "max": float(x.max())}
+
+
+def _group_summary(g: GroupResult, ns_bytes: int, jobs: int, comm_jobs: int) -> dict:
+    """JSON summary of one group: units by shape, FLOPs, and bytes against two references."""
+    w = len(g.family.ranks)
+    numel = sum(math.prod(s.shape) for s in g.family.specs)
+    by_shape: dict[tuple, dict] = {}
+    min_traffic = on_holder = 0
+    for u, owner in zip(g.units, g.owners):
+        row = by_shape.setdefault(
+            (u.shape, u.method),
+            {"shape": list(u.shape), "method": u.method, "flops_per_unit": u.flops, "units": 0},
+        )
+        row["units"] += 1
+        row["stay_local"] = row.get("stay_local", 0) + int(u.held[owner] == u.numel)
+        min_traffic += 2 * (u.numel - int(u.held.max()))
+        on_holder += int(u.held[owner] > 0)
+    sent = (g.nvlink_numel + g.network_numel) * ns_bytes
+    return {
+        "family": g.family.name,
+        "layout": g.family.description,
+        "members": w,
+        "copies": g.family.copies,
+        "parameters": len(g.family.specs),
+        "elements": numel,
+        "units": len(g.units),
+        "units_by_shape": list(by_shape.values()),
+        "owners": len(np.unique(g.owners)),
+        "owned_by_a_holder": on_holder / max(1, len(g.units)),
+        "ns_flops": _stats(g.flops),
+        "ns_flops_total": int(g.flops.sum()),
+        "imbalance": g.imbalance,
+        "bytes_sent": _stats(sent),
+        "network_bytes": _stats(g.network_numel * ns_bytes),
+        # Every unit split evenly over all W members: each sends (W-1)/W of its shard twice.
+        "even_split_bytes": 2 * (w - 1) / w * numel / w * ns_bytes,
+        # Each unit owned by its largest holder: the least any owner choice can move.
+        "locality_bound_bytes": min_traffic * ns_bytes / w,
+        "jobs": jobs,
+        "comm_jobs": comm_jobs,
+    }
+
+
+def main(args: argparse.Namespace) -> int:
+    """`etude plan muon`: print the assignment summary and the predicted step time."""
+    planned = plan(args.model, args.gpus, gpus_per_node=args.gpus_per_node, ep=args.ep)
+    assumptions = Assumptions(ns_efficiency=args.ns_efficiency, job_numel=args.job_numel)
+    report = predict(planned, args.gpu, assumptions)
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print_report(report, Console())
+    return 0
+
+
+def _si(x: float, unit: str) -> str:
+    scales = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1, ""))
+    for scale, prefix in (*scales, (1e-3, "m"), (1e-6, "µ"), (1e-9, "n")):
+        if abs(x) >= scale:
+            return f"{x / scale:.3g} {prefix}{unit}"
+    return f"{x:.3g} {unit}"
+
+
+def print_report(report: dict, console: Console) -> None:
+    """Render `predict`'s report as rich tables."""
+    hw, a, t, pr = report["hardware"], report["assumptions"], report["time"], report["per_rank"]
+    console.print(
+        f"[bold]{report['model']}[/] ({_si(report['parameters'], '')} parameters) on "
+        f"{report['gpus']} x {hw['name']}; planner ran in {report['planner_s']:.2f} s "
+        f"({report['planner_cpu_s']:.2f} s CPU)"
+    )
+    for g in report["groups"]:
+        console.print(f"  {g['family']}: {g['layout']}")
+    shapes = Table(title="Newton–Schulz units of one shard group per family")
+    for col in ("family", "matrix", "method", "units", "stay local", "FLOPs/unit"):
+        shapes.add_column(col, justify="left" if col in ("family", "method") else "right")
+    for g in report["groups"]:
+        for row in g["units_by_shape"]:
+            shapes.add_row(
+                g["family"],
+                "x".join(map(str, row["shape"])),
+                row["method"],
+                str(row["units"]),
+                str(row["stay_local"]),
+                _si(row["flops_per_unit"], "FLOP"),
+            )
+    console.print(shapes)
+    groups = Table(title="Assignment, one shard group per family (per member)")
+    groups.add_column("")
+    for g in report["groups"]:
+        groups.add_column(g["family"], justify="right")
+
+    def spread(stats: dict, unit: str) -> str:
+        return " / ".join(_si(stats[k], unit) for k in ("min", "mean", "max"))
+
+    rows = {
+        "members x copies": lambda g: f"{g['members']} x {g['copies']}",
+        "owners": lambda g: str(g["owners"]),
+        "units owned by a holder": lambda g: f"{g['owned_by_a_holder']:.1%}",
+        "NS FLOPs min / mean / max": lambda g: spread(g["ns_flops"], "FLOP"),
+        "imbalance (max / mean)": lambda g: f"{g['imbalance']:.4f}",
+        "bytes sent min / mean / max": lambda g: spread(g["bytes_sent"], "B"),
+        "  even-split reference": lambda g: _si(g["even_split_bytes"], "B"),
+        "  locality bound (mean)": lambda g: _si(g["locality_bound_bytes"], "B"),
+        "  over the network, max": lambda g: _si(g["network_bytes"]["max"], "B"),
+        "jobs (communicating)": lambda g: f"{g['jobs']} ({g['comm_jobs']})",
+    }
+    for name, cell in rows.items():
+        groups.add_row(name, *(cell(g) for g in report["groups"]))
+    console.print(groups)
+    times = Table(title=f"Predicted Muon step (slowest rank: {t['slowest_rank']})")
+    times.add_column("term")
+    times.add_column("time", justify="right")
+    times.add_column("from")
+    rows = [
+        (
+            "Newton–Schulz",
+            t["ns_s"],
+            f"{_si(pr['ns_flops']['max'], 'FLOP')} on the busiest rank at "
+            f"{a['ns_efficiency']:.0%} of {_si(hw['bf16_flops'], 'FLOP/s')}",
+        ),
+        (
+            "exposed communication",
+            t["exposed_comm_s"],
+            f"{_si(t['comm_s'], 's')} of transfers (NVLink {_si(pr['nvlink_bytes']['max'], 'B')}, "
+            f"network {_si(pr['network_bytes']['max'], 'B')} at "
+            f"{a['bandwidth_efficiency']:.0%} of bandwidth), overlapped with NS",
+        ),
+        (
+            "elementwise",
+            t["elementwise_s"],
+            f"{_si(pr['elementwise_bytes']['max'], 'B')} at {a['bandwidth_efficiency']:.0%} of "
+            f"{_si(hw['hbm_bytes_s'], 'B/s')}",
+        ),
+        ("device (sum of the above)", t["device_s"], ""),
+        (
+            "host",
+            t["host_s"],
+            f"{pr['collectives']} all-to-alls x {_si(a['collective_overhead_s'], 's')} "
+            f"= {_si(t['host_launch_s'], 's')}, per-peer Python {_si(t['host_python_s'], 's')}",
+        ),
+    ]
+    for name, seconds, source in rows:
+        times.add_row(name, _si(seconds, "s"), source)
+    times.add_row(
+        "[bold]step = max(host, device)[/]",
+        f"[bold]{_si(t['step_s'], 's')}[/]",
+        f"bound by: {t['dominant']}",
+    )
+    times.add_row("no overlap at all", _si(t["serial_s"], "s"), "upper bound")
+    console.print(times)
+    console.print(
+        f"NS FLOPs over all ranks: imbalance {pr['imbalance']:.4f}. AdamW elements per rank "
+        f"(not modelled): {_si(pr['adamw_elements'], '')}"
+    )

@@ -1,0 +1,342 @@
+"""`etude train`: train the MoE transformer under a dual-mesh layout.
+
+Launch on N ranks with torchrun, or run as one process (the layout must then be all ones)::
+
+    python -m torch.distributed.run --standalone --nproc-per-node 8 -m etude train \\
+        --config configs/tiny-8rank.toml
+    etude train --config configs/tiny.toml
+
+Each step reads the same global batch of the embedded corpus on every layout (seeded by
+step), computes each rank's loss (mean cross-entropy over its tokens plus the weighted
+load-balancing loss; the log's `loss` is the cross-entropy over all ranks' tokens),
+reduces gradients per family as the layout derives, clips them over both meshes at once,
+and steps `etude.optim.Muon` (or AdamW). Rank 0 appends one JSON object per logged step
+to `<out>/log.jsonl` (loss, tokens/s, per-rank collective bytes per family, memory) and
+shows progress; checkpoints go to `<out>/checkpoints/step_<N>` atomically, and `--resume`
+continues from the latest one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import resource
+import time
+import tomllib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+from torch import Tensor
+from torch.distributed.tensor import DTensor
+
+from etude.models import MoETransformer, preset
+from etude.models.config import MoEConfig
+from etude.optim import Muon
+from etude.parallel import checkpoint
+from etude.parallel.analytic import is_expert
+from etude.parallel.clip import clip_grad_norm_
+from etude.parallel.comm import CollectiveBytes
+from etude.parallel.data import global_batch, local_batch, stdlib_corpus
+from etude.parallel.fsdp import parallelize
+from etude.parallel.layout import Layout, LayoutError
+from etude.parallel.mesh import build_meshes
+
+
+@dataclass
+class TrainConfig:
+    """One training job; TOML sections [model], [layout], [train] map onto these fields.
+
+    `model` is a preset name and `model_overrides` replaces preset fields; `batch_size` is
+    the global number of sequences per step, each `seq_len` tokens long."""
+
+    model: str = "tiny"
+    model_overrides: dict[str, Any] = field(default_factory=dict)
+    layout: Layout = field(default_factory=Layout)
+    steps: int = 100
+    batch_size: int = 8
+    seq_len: int = 64
+    optimizer: str = "muon"
+    lr: float = 0.02
+    adamw_lr: float = 3e-3
+    weight_decay: float = 0.0
+    grad_clip: float = 1.0
+    bf16: bool = False
+    seed: int = 0
+    log_every: int = 1
+    checkpoint_every: int = 0
+    out: str = "runs/train"
+
+    def model_config(self) -> MoEConfig:
+        return dataclasses.replace(preset(self.model), **self.model_overrides)
+
+
+def load_config(path: str | Path, layout_overrides: dict[str, int] | None = None) -> TrainConfig:
+    """Read a TOML config; unknown keys are errors naming the key."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"config {path} does not exist")
+    raw = tomllib.loads(path.read_text())
+    unknown = set(raw) - {"model", "layout", "train"}
+    if unknown:
+        raise ValueError(f"{path}: unknown sections {sorted(unknown)}")
+    model = dict(raw.get("model", {}))
+    name = model.pop("preset", "tiny")
+    fields = {f.name for f in dataclasses.fields(MoEConfig)}
+    if set(model) - fields:
+        raise ValueError(f"{path}: unknown [model] keys {sorted(set(model) - fields)}")
+    train = raw.get("train", {})
+    train_fields = {f.name for f in dataclasses.fields(TrainConfig)} - {"model", "layout"}
+    if set(train) - train_fields:
+        raise ValueError(f"{path}: unknown [train] keys {sorted(set(train) - train_fields)}")
+    layout = {**raw.get("layout", {}), **(layout_overrides or {})}
+    try:
+        return TrainConfig(model=name, model_overrides=model, layout=Layout(**layout), **train)
+    except TypeError as err:
+        raise ValueError(f"{path}: {err}") from None
+
+
+def training_loss(
+    model: MoETransformer, inputs: Tensor, targets: Tensor, positions: Tensor
+) -> tuple[Tensor, Tensor, Tensor]:
+    """(loss, cross-entropy, balance loss) on this rank's tokens; inputs/targets [b, t],
+    positions [t]. The cross-entropy is the mean over this rank's tokens."""
+    logits, aux = model(inputs, positions=positions, return_aux_loss=True)
+    ce = F.cross_entropy(logits.float().flatten(0, 1), targets.flatten())
+    return ce + model.config.aux_loss_weight * aux, ce, aux
+
+
+def build_optimizer(model: MoETransformer, cfg: TrainConfig) -> torch.optim.Optimizer:
+    """Muon with per-head groups for attention, per-expert groups for experts and AdamW for
+    the rest (as `MoEConfig.parameter_shapes()` marks them), or AdamW for everything."""
+    named = list(model.named_parameters())
+    if cfg.optimizer == "adamw":
+        return torch.optim.AdamW(
+            [p for _, p in named], lr=cfg.adamw_lr, weight_decay=cfg.weight_decay
+        )
+    if cfg.optimizer != "muon":
+        raise ValueError(f"optimizer must be 'muon' or 'adamw', got {cfg.optimizer!r}")
+    options = {s.name: s.muon for s in model.config.parameter_shapes()}
+    groups: dict[str, dict] = {}
+    for name, p in named:
+        opts = options[name]
+        key = "adamw" if opts is None else json.dumps(opts, sort_keys=True)
+        extra = {"algorithm": "adamw"} if opts is None else opts
+        groups.setdefault(key, {"params": [], **extra})["params"].append((name, p))
+    return Muon(
+        list(groups.values()),
+        lr=cfg.lr,
+        weight_decay=cfg.weight_decay,
+        adamw_lr=cfg.adamw_lr,
+        ns_dtype=torch.float32,
+        adjust_lr_fn="match_rms_adamw",
+    )
+
+
+def local_state_bytes(
+    model: torch.nn.Module, optimizer: torch.optim.Optimizer
+) -> dict[str, dict[str, int]]:
+    """This rank's bytes of parameters, gradients and optimizer state, by family."""
+
+    def local(t: Tensor) -> Tensor:
+        return t.to_local() if isinstance(t, DTensor) else t
+
+    out = {f: {"params": 0, "grads": 0, "optimizer": 0} for f in ("dense", "expert")}
+    for name, p in model.named_parameters():
+        family = "expert" if is_expert(name) else "dense"
+        out[family]["params"] += local(p).numel() * p.element_size()
+        if p.grad is not None:
+            out[family]["grads"] += local(p.grad).numel() * p.grad.element_size()
+        for value in optimizer.state.get(p, {}).values():
+            if isinstance(value, Tensor) and value.numel() > 1:
+                out[family]["optimizer"] += local(value).numel() * value.element_size()
+    return out
+
+
+def _init_distributed() -> int:
+    """Join the torchrun job if launched by torchrun; returns the world size."""
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    if world > 1 and not dist.is_initialized():
+        backend = "nccl" if torch.cuda.is_available() else "gloo"
+        dist.init_process_group(backend, timeout=timedelta(minutes=5))
+        if backend == "gloo":
+            local = int(os.environ.get("LOCAL_WORLD_SIZE", world))
+            torch.set_num_threads(max(1, (os.cpu_count() or 1) // local))
+    return dist.get_world_size() if dist.is_initialized() else 1
+
+
+def _all_gather_object(obj: Any) -> list[Any]:
+    if not dist.is_initialized():
+        return [obj]
+    out: list[Any] = [None] * dist.get_world_size()
+    dist.all_gather_object(out, obj)
+    return out
+
+
+def train(cfg: TrainConfig, resume: bool = False, stop_after: int | None = None) -> list[dict]:
+    """Run the job (collective on every rank); returns the logged records (rank 0's view).
+
+    `stop_after` ends the run after that many steps of this invocation, as if it had been
+    killed there (tests use it to compare a resumed run with an uninterrupted one)."""
+    config = cfg.model_config()
+    world = _init_distributed()
+    layout = cfg.layout
+    layout.check_fits(world, config, cfg.seq_len, cfg.batch_size)
+    if cfg.seq_len > config.max_seq_len:
+        raise LayoutError(
+            f"seq_len {cfg.seq_len} exceeds the model's max_seq_len {config.max_seq_len}"
+        )
+    if cfg.bf16 and world == 1:
+        raise ValueError(
+            "bf16 mixed precision is FSDP2's policy and needs a distributed run (torchrun)"
+        )
+    out = Path(cfg.out)
+    ckpt_dir = out / "checkpoints"
+    if not resume and (out / "log.jsonl").exists():
+        raise ValueError(
+            f"{out} already holds a run (log.jsonl); pass --resume or choose another --out"
+        )
+    resume_from = checkpoint.latest(ckpt_dir) if resume else None
+    if resume_from is not None:
+        checkpoint.read_meta(resume_from, config)  # a wrong model fails before collectives
+    rank = dist.get_rank() if world > 1 else 0
+
+    torch.manual_seed(cfg.seed)
+    model = MoETransformer(config)
+    meshes = None
+    if world > 1:
+        meshes = build_meshes(layout)
+        parallelize(model, meshes, bf16=cfg.bf16)
+    optimizer = build_optimizer(model, cfg)
+    start = 0
+    if resume_from is not None:
+        start = checkpoint.load(resume_from, model, optimizer, config)["step"]
+    if resume and rank == 0 and (out / "log.jsonl").exists():
+        # Steps after the checkpoint (all of them without one) run again: drop their records.
+        kept = [r for r in iter_log(out / "log.jsonl") if r["step"] <= start]
+        (out / "log.jsonl").write_text("".join(json.dumps(r) + "\n" for r in kept))
+    corpus = stdlib_corpus()
+    data_rank = meshes.data_rank() if meshes else 0
+    cp_rank = meshes.cp_rank() if meshes else 0
+    labels = meshes.labels if meshes else {}
+    log_path = out / "log.jsonl"
+    if rank == 0:
+        out.mkdir(parents=True, exist_ok=True)
+    records = []
+    end = cfg.steps if stop_after is None else min(cfg.steps, start + stop_after)
+    with _Progress(rank == 0, start, cfg.steps) as progress:
+        for step in range(start, end):
+            t0 = time.perf_counter()
+            batch = global_batch(corpus, step, cfg.batch_size, cfg.seq_len, cfg.seed)
+            inputs, targets, positions = local_batch(batch, layout, data_rank, cp_rank)
+            with CollectiveBytes(labels) as comm:
+                loss, ce, aux = training_loss(model, inputs, targets, positions)
+                loss.backward()
+            norm = clip_grad_norm_(model.parameters(), cfg.grad_clip) if cfg.grad_clip else None
+            optimizer.step()
+            logging = (step + 1) % cfg.log_every == 0 or step + 1 == end
+            state = local_state_bytes(model, optimizer) if logging else None
+            optimizer.zero_grad()
+            stats = torch.stack([ce.detach().float(), aux.detach().float()])
+            if meshes is not None:
+                dist.all_reduce(stats, group=meshes.stats)
+                stats /= world
+            seconds = time.perf_counter() - t0
+            if logging:
+                per_rank = _all_gather_object(
+                    {
+                        "collective_bytes": comm.by_family(),
+                        "collective_bytes_by_group": {
+                            f"{label}:{kind}": n for (label, kind), n in comm.bytes.items()
+                        },
+                        "optimizer_bytes_sent": getattr(
+                            getattr(optimizer, "last_step_stats", None), "bytes_sent", 0
+                        ),
+                        "state_bytes": state,
+                        "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                    }
+                )
+                record = {
+                    "step": step + 1,
+                    "loss": stats[0].item(),
+                    "aux_loss": stats[1].item(),
+                    "grad_norm": None if norm is None else norm.item(),
+                    "seconds": seconds,
+                    "tokens_per_s": cfg.batch_size * cfg.seq_len / seconds,
+                    "ranks": per_rank,
+                }
+                records.append(record)
+                if rank == 0:
+                    with log_path.open("a") as f:
+                        f.write(json.dumps(record) + "\n")
+                progress.update(step + 1, record)
+            if cfg.checkpoint_every and (step + 1) % cfg.checkpoint_every == 0:
+                meta = {
+                    "model": dataclasses.asdict(config),
+                    "layout": dataclasses.asdict(layout),
+                }
+                checkpoint.save(ckpt_dir, step + 1, model, optimizer, meta)
+    return records
+
+
+class _Progress:
+    """A rich progress bar with the latest loss and throughput, on rank 0 only."""
+
+    def __init__(self, enabled: bool, start: int, total: int):
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+        self.progress = Progress(
+            TextColumn("[bold]train"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[info]}"),
+            disable=not enabled,
+        )
+        self.task = self.progress.add_task("train", total=total, completed=start, info="")
+
+    def __enter__(self) -> _Progress:
+        self.progress.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.__exit__(*exc)
+
+    def update(self, step: int, record: dict) -> None:
+        comm = record["ranks"][0]["collective_bytes"]
+        info = f"loss {record['loss']:.3f}  {record['tokens_per_s']:.0f} tok/s  " + "  ".join(
+            f"{k} {v / 1e6:.2f} MB" for k, v in sorted(comm.items())
+        )
+        self.progress.update(self.task, completed=step, info=info)
+
+
+def main(args: argparse.Namespace) -> int:
+    """`etude train`: parse overrides, run, and leave the process group cleanly."""
+    from etude.parallel.layout import parse_layout
+
+    cfg = load_config(args.config, parse_layout(args.layout or ""))
+    if args.steps is not None:
+        cfg.steps = args.steps
+    if args.out is not None:
+        cfg.out = args.out
+    if args.optimizer is not None:
+        cfg.optimizer = args.optimizer
+    try:
+        train(cfg, resume=args.resume)
+    finally:
+        if dist.is_initialized():
+            dist.destroy_process_group()
+    return 0
+
+
+def iter_log(path: str | Path) -> Iterable[dict]:
+    """The records of a log.jsonl."""
+    with Path(path).open() as f:
+        for line in f:
+            yield json.loads(line)

@@ -1,0 +1,201 @@
+"""`etude plan muon`: the cost model counts what the optimizer's planner and runtime do.
+
+FLOPs are checked against an independent count from the model's shapes, bytes against a
+hand-worked case, and imbalance, FLOPs, bytes and collectives against what `Muon` itself
+reports for real DTensor parameters on 4 gloo ranks under the same layout.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+import torch
+from torch.distributed.device_mesh import init_device_mesh
+from torch.distributed.tensor import Replicate, Shard, distribute_tensor
+
+from etude.cli import main as cli_main
+from etude.models.config import preset
+from etude.optim import Muon
+from etude.optim.newton_schulz import ns_flops
+from etude.optim.plan import (
+    Assumptions,
+    Family,
+    choose_layout,
+    per_rank,
+    plan,
+    plan_group,
+    predict,
+)
+from etude.optim.sharded import ParamSpec, group_units, job_chunks
+from etude.optim.units import Granularity, shard_boxes
+
+
+def _expected_flops(model: str) -> dict[str, int]:
+    """NS FLOPs of one copy of each family, counted from the shapes alone."""
+    total = {"dense": 0, "experts": 0}
+    for p in preset(model).parameter_shapes():
+        if p.muon is None:
+            continue
+        if p.muon.get("experts"):
+            e, rows, cols = p.shape
+            total["experts"] += e * ns_flops(rows, cols, 5)
+        elif "heads" in p.muon:
+            h, rows, cols = p.muon["heads"], *p.shape
+            shape = (rows // h, cols) if p.muon["head_dim"] == 0 else (rows, cols // h)
+            total["dense"] += h * ns_flops(*shape, 5)
+        else:
+            total["dense"] += ns_flops(*p.shape, 5)
+    return total
+
+
+@pytest.mark.parametrize(
+    ("model", "gpus", "per_node"), [("tiny", 4, 8), ("tiny", 16, 4), ("kimi-k2", 16, 8)]
+)
+def test_flops_per_group_add_up_to_every_unit_once(model, gpus, per_node):
+    planned = plan(model, gpus, gpus_per_node=per_node)
+    expected = _expected_flops(model)
+    for g in planned.groups:
+        assert int(g.flops.sum()) == expected[g.family.name]
+    # Every rank's total is its dense member's plus its expert member's share.
+    assert int(per_rank(planned, "flops").sum()) == (
+        expected["dense"] * planned.layout.dense_mesh[0] + expected["experts"]
+    )
+
+
+def test_bytes_of_a_hand_worked_case():
+    # Two 16x16 matrices row-sharded over 4 ranks, 2 per node: each rank holds 64 elements
+    # of each. LPT gives matrix A to rank 0 (tie: most held, lowest rank), B to rank 1.
+    specs = [ParamSpec(n, (16, 16), Granularity("matrix")) for n in ("A", "B")]
+    boxes = [shard_boxes(s.name, s.shape, (4,), (Shard(0),)) for s in specs]
+    family = Family("dense", specs, boxes, np.arange(4), 1, "hand-worked")
+    g = plan_group(family, gpus_per_node=2, ns_steps=5, method="standard")
+    assert g.owners.tolist() == [0, 1]
+    # rank 0: sends its B piece to rank 1 (NVLink), returns A's pieces to 1 (NVLink), 2, 3
+    # (network); rank 1 symmetric; ranks 2 and 3 send their A and B pieces across nodes.
+    assert g.nvlink_numel.tolist() == [128, 128, 0, 0]
+    assert g.network_numel.tolist() == [128, 128, 128, 128]
+    assert g.owned_numel.tolist() == [256, 256, 0, 0]
+    assert g.local_numel.tolist() == [128] * 4
+    assert g.jobs(1 << 24) == (1, 1)
+    assert g.jobs(1) == (1, 1)  # a job holds at least one unit per member
+
+
+def test_jobs_hold_about_job_numel_elements_per_member():
+    specs = [ParamSpec(f"w{i}", (16, 16), Granularity("matrix")) for i in range(10)]
+    boxes = [shard_boxes(s.name, s.shape, (4,), (Shard(0),)) for s in specs]
+    units = group_units(specs, list(range(10)), boxes, 5, "standard")
+    assert [len(c) for c in job_chunks(units, 4, 256)] == [4, 4, 2]
+    assert [len(c) for c in job_chunks(units, 4, 512)] == [8, 2]
+    assert [c for chunk in job_chunks(units, 4, 512) for c in chunk] == list(range(10))
+
+
+def test_predicted_terms_follow_the_documented_formula():
+    planned = plan("tiny", 16, gpus_per_node=4)
+    a = Assumptions()
+    report = predict(planned, "h100", a)
+    t, pr = report["time"], report["per_rank"]
+    assert t["step_s"] == pytest.approx(max(t["host_s"], t["device_s"]))
+    assert t["device_s"] == pytest.approx(t["ns_s"] + t["exposed_comm_s"] + t["elementwise_s"])
+    assert t["host_launch_s"] == pytest.approx(pr["collectives"] * a.collective_overhead_s)
+    assert t["ns_s"] <= pr["ns_flops"]["max"] / (a.ns_efficiency * 989e12) * (1 + 1e-12)
+    # Larger jobs mean fewer collectives, never more.
+    bigger = predict(planned, "h100", Assumptions(job_numel=1 << 30))
+    assert bigger["per_rank"]["collectives"] <= pr["collectives"]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"model": "nope", "gpus": 8}, "unknown model preset"),
+        ({"model": "tiny", "gpus": 0}, "--gpus must be >= 1"),
+        ({"model": "tiny", "gpus": 12}, "not a whole number of nodes"),
+        ({"model": "tiny", "gpus": 1024}, "no expert-parallel size fits"),
+        ({"model": "tiny", "gpus": 16, "ep": 3}, "must be >= 1 and divide"),
+        ({"model": "tiny", "gpus": 16, "ep": 16}, "exceeds the model's 8 experts"),
+        ({"model": "tiny", "gpus": 8, "gpus_per_node": 0}, "--gpus-per-node must be >= 1"),
+    ],
+)
+def test_bad_layouts_raise_clear_errors(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        plan(kwargs.pop("model"), kwargs.pop("gpus"), **kwargs)
+
+
+def test_bad_hardware_or_assumptions_raise():
+    planned = plan("tiny", 4)
+    with pytest.raises(ValueError, match="unknown GPU"):
+        predict(planned, "a100")
+    with pytest.raises(ValueError, match="efficiencies must be in"):
+        predict(planned, "h200", Assumptions(ns_efficiency=0))
+    with pytest.raises(ValueError, match="--job-numel must be >= 1"):
+        predict(planned, "h200", Assumptions(job_numel=0))
+
+
+def test_default_layout_for_kimi_k2_keeps_each_expert_in_a_node():
+    cfg = preset("kimi-k2")
+    for gpus, efsdp in ((256, 2), (512, 4), (1024, 8)):
+        layout = choose_layout(cfg, gpus)
+        assert (layout.ep, layout.efsdp, layout.gpus_per_node) == (128, efsdp, 8)
+
+
+def test_cli_prints_the_tiny_plan(capsys):
+    assert cli_main(["plan", "muon", "--model", "tiny", "--gpus", "4"]) == 0
+    out = capsys.readouterr().out
+    assert "Predicted Muon step" in out and "experts" in out and "dense" in out
+    assert cli_main(["plan", "muon", "--model", "tiny", "--gpus", "16", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["gpus"] == 16 and report["layout"]["ep"] == 8
+    assert {g["family"] for g in report["groups"]} == {"dense", "experts"}
+    assert report["time"]["step_s"] > 0
+
+
+def test_cli_turns_bad_input_into_exit_code_2(capsys):
+    assert cli_main(["plan", "muon", "--model", "tiny", "--gpus", "12"]) == 2
+    assert "not a whole number of nodes" in capsys.readouterr().err
+
+
+# 4 ranks: 2 nodes of 2 GPUs. Dense: HSDP (Replicate, Shard(0)) on mesh (2, 2); experts:
+# (Shard(0), Shard(1)) on the same mesh, i.e. ep = 2 and efsdp = 2.
+WORLD, PER_NODE, EP = 4, 2, 2
+
+
+def _rank_tiny_step() -> tuple[float, int, int, int, int]:
+    mesh = init_device_mesh("cpu", (2, 2))
+    groups, params = [], []
+    for i, p in enumerate(preset("tiny").parameter_shapes()):
+        if p.muon is None:
+            continue
+        placements = (Shard(0), Shard(1)) if p.muon.get("experts") else (Replicate(), Shard(0))
+        gen = torch.Generator().manual_seed(i)
+        full, grad = torch.randn(p.shape, generator=gen), torch.randn(p.shape, generator=gen)
+        param = torch.nn.Parameter(distribute_tensor(full, mesh, placements, src_data_rank=None))
+        param.grad = distribute_tensor(grad, mesh, placements, src_data_rank=None)
+        params.append(param)
+        groups.append({"params": [(p.name, param)], **p.muon})
+    opt = Muon(groups, lr=0.02)  # ns_dtype bf16: 2 bytes per element moved
+    opt.step()
+    s = opt.last_step_stats
+    return s.imbalance, s.bytes_sent, s.bytes_received, s.ns_flops, s.collectives
+
+
+@pytest.mark.dist
+def test_prediction_equals_what_muon_reports_on_gloo():
+    from etude.spawn import run_on_ranks
+
+    results = run_on_ranks(_rank_tiny_step, WORLD, timeout_s=120)
+    planned = plan("tiny", WORLD, gpus_per_node=PER_NODE, ep=EP)
+    assert planned.layout.efsdp == 2
+    report = predict(planned, "h200", Assumptions())
+    sent = (per_rank(planned, "nvlink_numel") + per_rank(planned, "network_numel")) * 2
+    flops = per_rank(planned, "flops")
+    imbalance = max(g.imbalance for g in planned.groups)
+    for rank, (imb, bytes_sent, bytes_received, ns, collectives) in enumerate(results):
+        assert imb == imbalance
+        assert bytes_sent == bytes_received == sent[rank]
+        assert ns == flops[rank]
+        # One extra collective: Muon's check that ranks agree on which grads exist.
+        assert collectives == report["per_rank"]["collectives"] + 1
+    assert math.isclose(report["per_rank"]["imbalance"], flops.max() / flops.mean())
+    assert sum(r[1] for r in results) > 0  # the case does move data
