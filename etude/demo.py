@@ -34,10 +34,11 @@ class DemoSection:
 
 
 def _sections() -> list[tuple[str, Callable[[Path], DemoSection]]]:
+    from etude.monitor.demo import run as monitor
     from etude.optim.muon_demo import run as muon
     from etude.parallel.demo import run as dual_mesh
 
-    return [("sharded Muon", muon), ("dual-mesh HSDP", dual_mesh)]
+    return [("sharded Muon", muon), ("dual-mesh HSDP", dual_mesh), ("monitor", monitor)]
 
 
 def run_demo(out: str) -> int:

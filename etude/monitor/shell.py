@@ -1,0 +1,230 @@
+"""Split a shell script into simple commands: argv, redirections and here-document bodies.
+
+Built on the stdlib `shlex` (POSIX quoting, with `punctuation_chars` splitting `|`, `&&`,
+`;`, `>`) plus a small scanner for what shlex leaves alone: line continuations, newlines as
+command separators, here-documents, and command substitutions `$(...)`/backticks, which are
+parsed as commands of their own. Wrappers (`sudo`, `env`, `timeout 5`, `xargs`, `bash -c`,
+`find -exec`) are unwrapped so the rules see the command that actually runs.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass, field
+
+SEPARATORS = frozenset({"|", "||", "&&", ";", "&", "|&", ";;", "(", ")", "{", "}", "!"})
+REDIRECTS = frozenset({">", ">>", "<", "<<", "<<<", ">&", "&>", "&>>", ">|", "<>", "<&"})
+_WRAPPERS_NO_ARGS = frozenset({"nohup", "command", "exec", "builtin", "time", "then"})
+_WRAPPERS = frozenset(
+    {"sudo", "nohup", "command", "exec", "builtin", "time", "nice", "timeout", "env", "stdbuf"}
+    | {"ionice", "chroot", "then", "do", "else", "xargs", "watch", "strace", "ltrace"}
+)
+_SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
+_HEREDOC = re.compile(r"<<(-?)\s*(['\"]?)([A-Za-z_][\w.-]*)\2")
+_ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*=")
+MAX_DEPTH = 4
+
+
+@dataclass
+class SimpleCommand:
+    """One command of a pipeline. `argv[0]` is the program (wrappers removed); `stdin` is a
+    here-document or here-string body fed to it; `pipe_from` is the previous command of the
+    pipeline (its paths stand in for file arguments that `xargs` would supply)."""
+
+    argv: list[str]
+    redirects: list[tuple[str, str]] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    stdin: str | None = None
+    pipe_from: SimpleCommand | None = None
+
+    @property
+    def program(self) -> str:
+        return self.argv[0].rsplit("/", 1)[-1] if self.argv else ""
+
+
+def parse(script: str, depth: int = 0) -> list[SimpleCommand]:
+    """All simple commands of `script`, including those in substitutions and `bash -c`."""
+    if depth > MAX_DEPTH or not script.strip():
+        return []
+    script, heredocs = _cut_heredocs(script)
+    script, substitutions = _cut_substitutions(script)
+    commands: list[SimpleCommand] = []
+    for inner in substitutions:
+        commands.extend(parse(inner, depth + 1))
+    try:
+        lexer = shlex.shlex(script, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        lexer.commenters = ""
+        tokens = list(lexer)
+    except ValueError:  # an unclosed quote: fall back to whitespace words
+        tokens = script.replace(";", " ; ").replace("|", " | ").split()
+    current = SimpleCommand([])
+    previous: SimpleCommand | None = None
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if tok in SEPARATORS:
+            previous = current if tok in ("|", "|&") and current.argv else None
+            commands.extend(_finish(current, depth))
+            current = SimpleCommand([], pipe_from=previous)
+        elif tok in REDIRECTS or (
+            tok.isdigit() and i + 1 < len(tokens) and tokens[i + 1][:1] in "<>"
+        ):
+            if tok.isdigit():
+                i += 1
+                tok = tokens[i]
+            target = tokens[i + 1] if i + 1 < len(tokens) else ""
+            i += 1
+            if tok in ("<<", "<<-") and target in heredocs:
+                current.stdin = heredocs[target]
+            elif tok == "<<<":
+                current.stdin = target
+            else:
+                current.redirects.append((tok, target))
+        elif not current.argv and _ASSIGNMENT.match(tok):
+            name, _, value = tok.partition("=")
+            current.env[name] = value
+        else:
+            current.argv.append(tok)
+        i += 1
+    commands.extend(_finish(current, depth))
+    return commands
+
+
+def _finish(cmd: SimpleCommand, depth: int) -> list[SimpleCommand]:
+    """Unwrap wrappers and nested shells; returns the command(s) that actually run."""
+    argv = cmd.argv
+    while argv and argv[0].rsplit("/", 1)[-1] in _WRAPPERS:
+        wrapper = argv[0].rsplit("/", 1)[-1]
+        argv = argv[1:]
+        if wrapper in _WRAPPERS_NO_ARGS:
+            continue
+        while argv and (argv[0].startswith("-") or _ASSIGNMENT.match(argv[0])):
+            # options of the wrapper; `timeout -s KILL 5`, `xargs -I{} -n 1`
+            takes_value = argv[0] in ("-s", "-k", "-n", "-I", "-P", "-d", "-L", "-u", "-o")
+            argv = argv[2:] if takes_value and len(argv) > 1 else argv[1:]
+        if (
+            wrapper in ("timeout", "nice", "watch")
+            and argv
+            and re.match(r"^[\d.]+[smhd]?$", argv[0])
+        ):
+            argv = argv[1:]
+    if not argv:
+        return [] if cmd.stdin is None and not cmd.redirects else [cmd]
+    cmd.argv = argv
+    program = cmd.program
+    nested: list[SimpleCommand] = []
+    if program in _SHELLS:
+        # `-c`, also combined with other short options (`bash -lc`, `sh -ec`)
+        flag = next(
+            (k for k, a in enumerate(argv[1:-1], 1) if re.fullmatch(r"-[a-z]*c[a-z]*", a)), 0
+        )
+        if flag:
+            nested = parse(argv[flag + 1], depth + 1)
+        elif cmd.stdin is not None and len(argv) == 1:
+            nested = parse(cmd.stdin, depth + 1)
+    elif program == "eval":
+        nested = parse(" ".join(argv[1:]), depth + 1)
+    elif program == "find":
+        for flag in ("-exec", "-execdir", "-ok", "-okdir"):
+            if flag in argv:
+                start = argv.index(flag) + 1
+                rest = argv[start:]
+                end = next(
+                    (k for k, a in enumerate(rest) if a in ("__SEMI__", ";", "+")), len(rest)
+                )
+                inner = [a for a in rest[:end] if a != "{}"]
+                if inner:
+                    nested.append(SimpleCommand(inner, pipe_from=SimpleCommand(argv[:start])))
+    return [cmd, *nested]
+
+
+def _cut_heredocs(script: str) -> tuple[str, dict[str, str]]:
+    """Remove here-document bodies; each `<<EOF` becomes `<< __HEREDOCn__` with its body."""
+    if "<<" not in script:
+        return script, {}
+    lines = script.split("\n")
+    out: list[str] = []
+    bodies: dict[str, str] = {}
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        pending: list[tuple[str, str, bool]] = []
+
+        def mark(m: re.Match, line: str = line, pending: list = pending) -> str:
+            if m.start() > 0 and line[m.start() - 1] == "<":  # `<<<` here-string
+                return m.group(0)
+            key = f"__HEREDOC{len(bodies)}__"
+            bodies[key] = ""
+            pending.append((key, m.group(3), bool(m.group(1))))
+            return f"<< {key}"
+
+        out.append(_HEREDOC.sub(mark, line))
+        i += 1
+        for key, word, strip_tabs in pending:
+            body: list[str] = []
+            while i < len(lines):
+                candidate = lines[i].lstrip("\t") if strip_tabs else lines[i]
+                i += 1
+                if candidate.strip() == word:
+                    break
+                body.append(lines[i - 1])
+            bodies[key] = "\n".join(body)
+    return "\n".join(out), bodies
+
+
+def _cut_substitutions(script: str) -> tuple[str, list[str]]:
+    """Replace `$(...)` and backtick substitutions (outside single quotes) with a word, and
+    turn line continuations and unquoted newlines into spaces and `;`."""
+    out: list[str] = []
+    inner: list[str] = []
+    quote = ""
+    i = 0
+    n = len(script)
+    while i < n:
+        c = script[i]
+        if c == "\\" and i + 1 < n:
+            if script[i + 1] == "\n":
+                i += 2
+                continue
+            if script[i + 1] == ";" and not quote:  # `find -exec ... \;` terminator
+                out.append(" __SEMI__ ")
+                i += 2
+                continue
+            out.append(script[i : i + 2])
+            i += 2
+            continue
+        if quote == "'":
+            if c == "'":
+                quote = ""
+            out.append(c)
+        elif c == "$" and script.startswith("$(", i) and not script.startswith("$((", i):
+            depth, j = 1, i + 2
+            while j < n and depth:
+                depth += {"(": 1, ")": -1}.get(script[j], 0)
+                j += 1
+            inner.append(script[i + 2 : j - 1])
+            out.append("__SUBST__")
+            i = j
+            continue
+        elif c == "`":
+            j = script.find("`", i + 1)
+            j = n if j < 0 else j
+            inner.append(script[i + 1 : j])
+            out.append("__SUBST__")
+            i = j + 1
+            continue
+        elif c in "'\"" and (not quote or quote == c):
+            quote = "" if quote else c
+            out.append(c)
+        elif c == "\n" and not quote:
+            out.append(" ; ")
+        elif c == "#" and not quote and (i == 0 or script[i - 1] in " \t;\n"):
+            while i < n and script[i] != "\n":  # a comment runs to the end of the line
+                i += 1
+            continue
+        else:
+            out.append(c)
+        i += 1
+    return "".join(out), inner
