@@ -23,6 +23,26 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--out", default="runs/demo", help="directory for the report and logs")
     demo.set_defaults(run=_run_demo)
 
+    synth = commands.add_parser(
+        "synth", help="turn Python repositories with tests into feature-deletion tasks"
+    )
+    synth.add_argument("repo", nargs="+", help="repository directory or sdist tarball")
+    synth.add_argument("--out", required=True, help="directory for tasks/ and summary.json")
+    synth.add_argument("--workers", type=int, default=2, help="parallel workers (default 2)")
+    synth.add_argument("--executor", default="local", choices=["local", "ray"])
+    synth.add_argument("--max-candidates", type=int, default=None, help="per repository")
+    synth.add_argument(
+        "--reveal-signatures", action="store_true", help="show signatures in the statement"
+    )
+    synth.set_defaults(run=_run_synth)
+
+    grade = commands.add_parser("grade", help="grade a workspace against a task's hidden tests")
+    grade.add_argument("task", help="task directory (holds task.json)")
+    grade.add_argument("workspace", help="the candidate workspace to grade")
+    grade.add_argument("--out", default=None, help="also write the reward JSON here")
+    grade.add_argument("--time-limit", type=float, default=600.0, help="seconds for the tests")
+    grade.set_defaults(run=_run_grade)
+
     plan = commands.add_parser("plan", help="predict how a job distributes over GPUs")
     plans = plan.add_subparsers(dest="plan_kind", metavar="KIND", required=True)
     muon = plans.add_parser(
@@ -31,8 +51,78 @@ def build_parser() -> argparse.ArgumentParser:
     muon.add_argument("--model", default="kimi-k2", help="model preset (tiny, kimi-k2)")
     muon.add_argument("--gpus", type=int, default=512, help="number of GPUs")
     muon.add_argument("--gpu", default="h200", choices=["h100", "h200"], help="GPU kind")
+    muon.add_argument(
+        "--gpus-per-node", type=int, default=8, help="GPUs per node: the dense shard group"
+    )
+    muon.add_argument(
+        "--ep", type=int, default=None, help="expert-parallel size (default: chosen to fit)"
+    )
+    muon.add_argument(
+        "--ns-efficiency",
+        type=float,
+        default=0.6,
+        help="fraction of peak bf16 FLOP/s Newton–Schulz sustains",
+    )
+    muon.add_argument(
+        "--job-numel",
+        type=int,
+        default=1 << 24,
+        help="Muon's job_numel (elements per member per job)",
+    )
     muon.add_argument("--json", action="store_true", help="print JSON instead of a table")
     muon.set_defaults(run=_run_plan_muon)
+    layout = plans.add_parser(
+        "layout", help="dual-mesh HSDP: per-family memory, collective bytes and minimum GPUs"
+    )
+    layout.add_argument("--model", default="kimi-k2", help="model preset (tiny, kimi-k2)")
+    layout.add_argument("--gpus", type=int, default=512, help="number of GPUs")
+    layout.add_argument("--gpus-per-node", type=int, default=8, help="GPUs per node")
+    layout.add_argument("--seq-len", type=int, default=8192, help="tokens per sequence")
+    layout.add_argument("--batch-size", type=int, default=None, help="global sequences per step")
+    layout.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    layout.set_defaults(run=_run_plan_layout)
+
+    train = commands.add_parser(
+        "train", help="train the MoE transformer under a dual-mesh layout (torchrun or 1 process)"
+    )
+    train.add_argument("--config", required=True, help="TOML config, e.g. configs/tiny.toml")
+    train.add_argument(
+        "--layout", default=None, help="layout overrides, e.g. dense_shard=2,cp=2,ep=8"
+    )
+    train.add_argument("--steps", type=int, default=None, help="override [train] steps")
+    train.add_argument("--out", default=None, help="override [train] out directory")
+    train.add_argument("--optimizer", choices=["muon", "adamw"], default=None)
+    train.add_argument(
+        "--resume", action="store_true", help="continue from the latest checkpoint in --out"
+    )
+    train.set_defaults(run=_run_train)
+
+    monitor = commands.add_parser(
+        "monitor", help="find reward hacking in agent trajectories (JSONL); exit 1 if found"
+    )
+    monitor.add_argument("trajectories", help="JSONL file, one trajectory per line")
+    monitor.add_argument("--tasks", help="directory holding <task_id>/task.json")
+    monitor.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    monitor.add_argument("--html", help="also write a one-page HTML report to this file")
+    monitor.add_argument(
+        "--fail-on",
+        default="high",
+        choices=["info", "low", "medium", "high", "critical"],
+        help="exit 1 if any finding is at least this severe (default: high)",
+    )
+    monitor.add_argument(
+        "--workspace", help="the agent's starting directory (default: task.json's, /workspace)"
+    )
+    monitor.set_defaults(run=_run_monitor)
+
+    rl = commands.add_parser(
+        "rl", help="RL with targeted textual feedback: `--config FILE` or `experiment toolgrid`"
+    )
+    rl.add_argument("--config", help="TOML config whose `env` picks the trainer")
+    rl.add_argument("experiment", nargs="*", help="`experiment toolgrid`: the multi-seed study")
+    rl.add_argument("--out", default="benchmarks/results", help="experiment output directory")
+    rl.add_argument("--quick", action="store_true", help="experiment: a tiny smoke-size run")
+    rl.set_defaults(run=_run_rl)
     return parser
 
 
@@ -42,8 +132,51 @@ def _run_demo(args: argparse.Namespace) -> int:
     return run_demo(args.out)
 
 
+def _run_synth(args: argparse.Namespace) -> int:
+    from etude.synth.pipeline import main
+
+    return main(
+        args.repo,
+        args.out,
+        workers=args.workers,
+        executor=args.executor,
+        reveal_signatures=args.reveal_signatures,
+        max_candidates=args.max_candidates,
+    )
+
+
+def _run_grade(args: argparse.Namespace) -> int:
+    from etude.synth.grade import main
+
+    return main(args.task, args.workspace, args.out, args.time_limit)
+
+
 def _run_plan_muon(args: argparse.Namespace) -> int:
     from etude.optim.plan import main
+
+    return main(args)
+
+
+def _run_plan_layout(args: argparse.Namespace) -> int:
+    from etude.parallel.plan import main
+
+    return main(args)
+
+
+def _run_train(args: argparse.Namespace) -> int:
+    from etude.parallel.train import main
+
+    return main(args)
+
+
+def _run_monitor(args: argparse.Namespace) -> int:
+    from etude.monitor.cli import main
+
+    return main(args)
+
+
+def _run_rl(args: argparse.Namespace) -> int:
+    from etude.rl.cli import main
 
     return main(args)
 

@@ -37,8 +37,14 @@ def _sections() -> list[tuple[str, Callable[[Path], DemoSection]]]:
     from etude.monitor.demo import run as monitor
     from etude.optim.muon_demo import run as muon
     from etude.parallel.demo import run as dual_mesh
+    from etude.synth.demo import run as synth
 
-    return [("sharded Muon", muon), ("dual-mesh HSDP", dual_mesh), ("monitor", monitor)]
+    return [
+        ("feature-deletion tasks", synth),
+        ("monitor", monitor),
+        ("sharded Muon", muon),
+        ("dual-mesh HSDP", dual_mesh),
+    ]
 
 
 def run_demo(out: str) -> int:

@@ -28,3 +28,15 @@ fi
 
 echo "setup: installing etude and its development tools into .venv"
 .venv/bin/pip install --quiet --editable '.[dev]'
+
+# The sandbox runs repository code under bubblewrap (no network, read-only system).
+# Without it etude falls back to `unshare --net` and rlimits, and says so.
+if ! command -v bwrap >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        echo "setup: installing bubblewrap (apt)"
+        apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null
+    else
+        echo "setup: bubblewrap (bwrap) is missing and cannot be installed here (needs root" >&2
+        echo "setup: and apt-get); install it to sandbox repository code with bubblewrap." >&2
+    fi
+fi

@@ -1,0 +1,6 @@
+"""Feature-deletion task synthesis: turn a Python repository with tests into verifiable
+tasks (`etude synth`) and grade re-implementations against them (`etude grade`).
+
+Pipeline modules, in order: discover, env, baseline, coverage, slice, delete, validate,
+scrub, audit, task; candidate.py runs them for one candidate and pipeline.py for many.
+"""

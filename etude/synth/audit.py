@@ -1,0 +1,198 @@
+"""The leak audit: search a scrubbed workspace and its environment for the deleted code.
+
+What is searched for: the canary strings planted in the feature before anything ran, and
+the oracle-only tokens of the deleted code (identifiers, string literals, docstring and
+comment phrases that occur nowhere in what remains after deletion nor in the untouched
+environment). Where: every file under the given roots, dot-directories included, read as
+raw bytes and also decoded: bytecode (marshal), zlib/gzip streams, zip and tar members
+(recursively), SQLite tables, and every object of every git directory (packed, loose,
+dangling) via `git cat-file --batch-all-objects`.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import contextlib
+import gzip
+import io
+import keyword
+import marshal
+import os
+import re
+import sqlite3
+import tarfile
+import tokenize
+import types
+import zipfile
+import zlib
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from etude.sandbox import Limits, run
+
+MIN_IDENTIFIER = 6
+MIN_LITERAL = 8
+PHRASE_WORDS = 5
+MAX_FILE_BYTES = 64 << 20
+MAX_DEPTH = 3
+_GIT_LIMITS = Limits(wall_s=300, output_bytes=512 << 20)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A token found: `where` says in which decoded view of `path` (e.g. 'zip:a/b.py')."""
+
+    path: str
+    where: str
+    kind: str
+    token: str
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def code_tokens(source: str) -> dict[str, str]:
+    """Candidate tokens of a piece of code: token -> kind ('identifier', 'literal',
+    'phrase'). Phrases are runs of PHRASE_WORDS words within one line of a docstring or
+    comment."""
+    found: dict[str, str] = {}
+    lines: list[str] = []
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        if tok.type == tokenize.NAME and len(tok.string) >= MIN_IDENTIFIER:
+            if not keyword.iskeyword(tok.string) and not hasattr(builtins, tok.string):
+                found.setdefault(tok.string, "identifier")
+        elif tok.type == tokenize.STRING:
+            with contextlib.suppress(ValueError, SyntaxError):
+                value = ast.literal_eval(tok.string)
+                if isinstance(value, str):
+                    lines.extend(value.splitlines())
+                    if len(value.strip()) >= MIN_LITERAL and "\n" not in value.strip():
+                        found.setdefault(value.strip(), "literal")
+        elif tok.type == tokenize.COMMENT:
+            lines.append(tok.string.lstrip("#"))
+    for line in lines:
+        words = line.split()
+        for i in range(len(words) - PHRASE_WORDS + 1):
+            found.setdefault(" ".join(words[i : i + PHRASE_WORDS]), "phrase")
+    return found
+
+
+def oracle_tokens(deleted: str, remaining: str, environment: str, canaries: list[str]) -> dict:
+    """Tokens of the `deleted` code found neither in the `remaining` workspace text nor in
+    the untouched `environment` text, plus the canaries."""
+    tokens = {t: k for t, k in code_tokens(deleted).items() if t not in remaining}
+    tokens = {t: k for t, k in tokens.items() if t not in environment}
+    tokens.update({c: "canary" for c in canaries})
+    return tokens
+
+
+def tree_text(root: Path, suffixes: tuple[str, ...] = (".py",)) -> str:
+    """The text of every file under `root` with one of `suffixes`, concatenated."""
+    parts = []
+    for dirpath, _, filenames in os.walk(root):
+        for name in filenames:
+            if name.endswith(suffixes):
+                with contextlib.suppress(OSError):
+                    parts.append((Path(dirpath) / name).read_text(errors="replace"))
+    return "\n".join(parts)
+
+
+def _code_strings(code: types.CodeType) -> Iterator[str]:
+    yield code.co_name
+    yield from code.co_names
+    yield from code.co_varnames
+    for const in code.co_consts:
+        if isinstance(const, str):
+            yield const
+        elif isinstance(const, types.CodeType):
+            yield from _code_strings(const)
+
+
+def _views(name: str, data: bytes, depth: int = 0) -> Iterator[tuple[str, bytes]]:
+    """(label, bytes) views of a file's content: raw, and every decoding that applies."""
+    yield "raw", data
+    if depth >= MAX_DEPTH:
+        return
+    if name.endswith((".pyc", ".pyo")) and len(data) > 16:
+        with contextlib.suppress(Exception):
+            code = marshal.loads(data[16:])
+            yield "bytecode", "\n".join(_code_strings(code)).encode()
+    if data[:2] == b"\x1f\x8b":
+        with contextlib.suppress(Exception):
+            inner = gzip.decompress(data)
+            for label, view in _views(name[:-3], inner, depth + 1):
+                yield f"gzip>{label}", view
+    elif data[:1] == b"x":
+        with contextlib.suppress(zlib.error):
+            inner = zlib.decompress(data)
+            yield from ((f"zlib>{lb}", v) for lb, v in _views(name, inner, depth + 1))
+    if data[:4] == b"PK\x03\x04":
+        with contextlib.suppress(Exception), zipfile.ZipFile(io.BytesIO(data)) as archive:
+            for info in archive.infolist():
+                if info.file_size <= MAX_FILE_BYTES:
+                    member = archive.read(info)
+                    for label, view in _views(info.filename, member, depth + 1):
+                        yield f"zip:{info.filename}>{label}", view
+    elif len(data) > 512 and data[257:262] == b"ustar":
+        with contextlib.suppress(Exception), tarfile.open(fileobj=io.BytesIO(data)) as archive:
+            for info in archive.getmembers():
+                if info.isfile() and info.size <= MAX_FILE_BYTES:
+                    member = archive.extractfile(info).read()
+                    for label, view in _views(info.name, member, depth + 1):
+                        yield f"tar:{info.name}>{label}", view
+
+
+def _sqlite_text(path: Path) -> bytes:
+    rows = []
+    with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)) as db:
+        tables = [r[0] for r in db.execute("select name from sqlite_master where type='table'")]
+        for table in tables:
+            for row in db.execute(f'select * from "{table}"'):
+                rows.append(repr(row))
+    return "\n".join(rows).encode()
+
+
+def _git_objects(git_dir: Path) -> bytes:
+    """Every object of a git directory, loose or packed, reachable or not (in the sandbox:
+    the directory's config is the repository's)."""
+    argv = ["git", f"--git-dir={git_dir}", "cat-file", "--batch-all-objects", "--batch"]
+    return run(argv, git_dir, limits=_GIT_LIMITS).stdout.encode()
+
+
+def audit(roots: dict[str, Path], tokens: dict[str, str]) -> list[Finding]:
+    """Every occurrence of a token under the labelled roots (label -> directory)."""
+    if not tokens:
+        return []
+    encoded = {t.encode(): k for t, k in tokens.items()}
+    pattern = re.compile(b"|".join(re.escape(t) for t in sorted(encoded, key=len, reverse=True)))
+    findings: dict[tuple, Finding] = {}
+
+    def search(path: str, where: str, data: bytes) -> None:
+        for match in pattern.finditer(data):
+            token = match.group()
+            key = (path, where, token)
+            if key not in findings:
+                findings[key] = Finding(path, where, encoded[token], token.decode())
+
+    for label, root in roots.items():
+        root = Path(root)
+        for dirpath, _, filenames in os.walk(root):
+            here = Path(dirpath)
+            if (here / "HEAD").is_file() and (here / "objects").is_dir():
+                search(f"{label}/{here.relative_to(root)}", "git objects", _git_objects(here))
+            for name in filenames:
+                path = here / name
+                if path.is_symlink() or not path.is_file():
+                    continue
+                if path.stat().st_size > MAX_FILE_BYTES:
+                    continue
+                rel = f"{label}/{path.relative_to(root)}"
+                data = path.read_bytes()
+                for where, view in _views(name, data):
+                    search(rel, where, view)
+                if data[:16] == b"SQLite format 3\x00":
+                    with contextlib.suppress(sqlite3.Error):
+                        search(rel, "sqlite rows", _sqlite_text(path))
+    return sorted(findings.values(), key=lambda f: (f.path, f.where, f.token))

@@ -1,0 +1,87 @@
+"""The untouched repository's suite: which tests pass reliably, and what each one runs.
+
+The suite runs twice, once under coverage with per-test contexts and once plainly. A test
+is kept when it passes both times and each run took at most `slow_test_s`; the others are
+dropped with a reason (failing, skipped, flaky, slow).
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from etude.sandbox import Limits
+from etude.synth import env
+from etude.synth.coverage import LineMap, run_with_contexts
+from etude.synth.discover import Repo
+from etude.synth.errors import SynthError
+from etude.synth.testrun import run_suite
+
+
+@dataclass
+class Baseline:
+    """Kept test node ids, dropped ones with reasons, the line map and extras installed."""
+
+    kept: list[str]
+    dropped: dict[str, str]
+    lines: LineMap
+    extras: tuple[str, ...]
+    requirements: list[str]
+    seconds: float
+
+
+def test_extras(repo: Repo) -> tuple[str, ...]:
+    """Optional-dependency groups that hold test requirements (pyproject.toml)."""
+    pyproject = repo.root / "pyproject.toml"
+    if not pyproject.exists():
+        return ()
+    import tomllib
+
+    try:
+        extras = tomllib.loads(pyproject.read_text()).get("project", {})
+    except tomllib.TOMLDecodeError as err:
+        raise SynthError(f"{repo.name}: pyproject.toml does not parse: {err}") from err
+    groups = extras.get("optional-dependencies", {})
+    return tuple(g for g in ("test", "tests", "testing") if g in groups)
+
+
+def establish(
+    repo: Repo,
+    work_dir: Path,
+    *,
+    slow_test_s: float = 5.0,
+    test_timeout_s: float = 20.0,
+    suite_timeout_s: float = 300.0,
+) -> Baseline:
+    """Install the repository in a fresh venv, run its suite twice, map tests to lines."""
+    workspace = Path(work_dir) / "base" / "workspace"
+    venv = Path(work_dir) / "base" / "venv"
+    shutil.rmtree(workspace.parent, ignore_errors=True)
+    shutil.copytree(repo.root, workspace, symlinks=True)
+    extras = test_extras(repo)
+    env.create(workspace, venv, extras=extras)
+    limits = Limits(wall_s=suite_timeout_s)
+    timeout = test_timeout_s
+    first, lines = run_with_contexts(repo, workspace, venv, test_timeout_s=timeout, limits=limits)
+    second = run_suite(workspace, venv, test_timeout_s=timeout, limits=limits)
+    if second.process.timed_out:
+        raise SynthError(f"{repo.name}: the test suite did not finish in {suite_timeout_s:g} s")
+    kept, dropped = [], {}
+    for nodeid in sorted(set(first.tests) | set(second.tests)):
+        a, b = first.outcome_of(nodeid), second.outcome_of(nodeid)
+        if a.outcome == b.outcome == "passed":
+            if max(a.seconds, b.seconds) > slow_test_s:
+                dropped[nodeid] = f"slow (over {slow_test_s:g} s)"
+            else:
+                kept.append(nodeid)
+        elif "passed" in (a.outcome, b.outcome):
+            dropped[nodeid] = "flaky (passed once in two runs)"
+        else:
+            dropped[nodeid] = f"{a.outcome} before any deletion"
+    if not kept:
+        why = first.process.describe() if not first.tests else "every test fails or is skipped"
+        raise SynthError(f"{repo.name}: no test passes reliably before any deletion ({why})")
+    seconds = first.process.seconds + second.process.seconds
+    requirements = env.freeze(workspace, venv)
+    return Baseline(kept, dropped, lines, extras, requirements, seconds)

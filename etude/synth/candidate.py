@@ -1,0 +1,341 @@
+"""Turning one candidate feature into a task, or into a rejection with its reason.
+
+Steps, in a private directory per candidate (`work/cands/<id>`):
+1. copy the pristine repository, plant a canary in the feature, commit it to git history
+   and run the kept tests once, so history, bytecode and caches hold the feature as in a
+   real checkout;
+2. delete the feature with libcst, check the package imports, run the kept tests twice
+   and split them into fail-to-pass and pass-to-pass (validate.py);
+3. hide the fail-to-pass test files, scrub workspace and venv (scrub.py), audit both for
+   the canary and the oracle-only tokens (audit.py);
+4. solvability: the reference restored into a copy passes every test; discrimination:
+   trivial stubs in a copy do not pass the fail-to-pass tests;
+5. stage the task (workspace, hidden store, task.json) under `work/staged/<task id>`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import time
+import uuid
+from collections import Counter
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from etude.sandbox import Limits, run
+from etude.synth import env
+from etude.synth.audit import audit, oracle_tokens
+from etude.synth.delete import STUB_BODIES, delete_definitions, plant_canary, stub
+from etude.synth.discover import Repo, module_name
+from etude.synth.errors import SynthError
+from etude.synth.grade import prepare_workspace, score
+from etude.synth.scrub import git, naive_scrub, scrub
+from etude.synth.slice import Candidate, Graph, build_graph
+from etude.synth.task import problem_statement, write_manifest
+from etude.synth.testrun import files_of, run_suite
+from etude.synth.validate import check_collection, check_failure_reasons, split_outcomes
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Per-run choices: whether signatures are revealed in the problem statement, whether
+    the fail-to-pass test files are hidden from the workspace, time limits, and whether
+    to measure the naive scrub side by side (benchmarks/synth_yield.py)."""
+
+    reveal_signatures: bool = False
+    hide_tests: bool = True
+    test_timeout_s: float = 20.0
+    suite_timeout_s: float = 300.0
+    compare_naive: bool = False  # also audit a copy scrubbed the naive way (benchmark)
+
+
+@dataclass
+class Job:
+    """Everything a worker needs for one candidate (picklable, for process pools and Ray)."""
+
+    repo: dict
+    candidate: dict
+    kept: list[str]
+    extras: tuple[str, ...]
+    requirements: list[str]
+    environment_text: str  # path of the untouched environment's text (audit baseline)
+    work_dir: str
+    settings: Settings
+
+
+class Rejected(Exception):
+    """The candidate does not make a valid task; the message is the reason and `checks`
+    the scored runs made before the decision."""
+
+    def __init__(self, reason: str, checks: dict | None = None) -> None:
+        super().__init__(reason)
+        self.checks = checks or {}
+
+
+def _commit_history(workspace: Path) -> None:
+    """Commit the (canary-planted) tree, as a checkout's history holds the original code."""
+    if not (workspace / ".git").exists():
+        git(workspace, "init", "--quiet")
+    git(workspace, "add", "--all", "--force")
+    git(workspace, "commit", "--quiet", "--no-verify", "--allow-empty", "-m", "original")
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        (root / rel).write_text(text)
+
+
+def _deleted_code(graph: Graph, cand: Candidate, originals: dict[str, str]) -> str:
+    parts = []
+    for key in cand.entities:
+        d = graph.definitions[key]
+        lines = originals[d.file].splitlines(keepends=True)
+        parts.append("".join(lines[d.first - 1 : d.last]))
+    return "\n".join(parts)
+
+
+def _remaining_text(repo: Repo, deleted_files: dict[str, str]) -> str:
+    parts = list(deleted_files.values())
+    for rel in [*repo.source_files, *repo.test_files, *repo.test_support]:
+        if rel not in deleted_files:
+            parts.append((repo.root / rel).read_text(errors="replace"))
+    for rel in repo.config_files:
+        parts.append((repo.root / rel).read_text(errors="replace"))
+    return "\n".join(parts)
+
+
+def _naive_scrub_findings(cdir: Path, workspace: Path, venv: Path, tokens: dict) -> list[str]:
+    """Leak kinds the audit finds after the naive scrub, on a copy (see scrub.naive_scrub)."""
+    copy = cdir / "naive"
+    shutil.copytree(workspace, copy / "workspace", symlinks=True)
+    shutil.copytree(venv, copy / "venv", symlinks=True)
+    naive_scrub(copy / "workspace")
+    found = audit({"workspace": copy / "workspace", "venv": copy / "venv"}, tokens)
+    shutil.rmtree(copy)
+    return sorted({f"{f.path.split('/')[1]} ({f.where.split('>')[0]})" for f in found})
+
+
+def _import_line(repo: Repo, cand: Candidate) -> str:
+    rel, name = cand.feature
+    for package in repo.packages:
+        init = (
+            repo.root
+            / (f"{repo.package_root}/" if repo.package_root else "")
+            / package
+            / "__init__.py"
+        )
+        if init.exists() and name in init.read_text():
+            return f"from {package} import {name}"
+    return f"from {module_name(repo, rel)} import {name}"
+
+
+def process(job: Job) -> dict:
+    """Build the task for `job.candidate`; returns a result record (never raises for a
+    rejection: the reason is in the record)."""
+    repo, cand = Repo.from_json(job.repo), Candidate.from_json(job.candidate)
+    start = time.perf_counter()
+    # An opaque directory name: paths end up in the venv (activate scripts, .pth files),
+    # and the feature's name must not be readable there.
+    cdir = Path(job.work_dir) / "cands" / hashlib.sha256(cand.id.encode()).hexdigest()[:12]
+    shutil.rmtree(cdir, ignore_errors=True)
+    cdir.mkdir(parents=True)
+    record = {"candidate": cand.id, "feature": list(cand.feature), "difficulty": cand.difficulty}
+    try:
+        record |= _build(job, repo, cand, cdir, record)
+        record["status"] = "valid"
+    except Rejected as why:
+        record |= {"status": "rejected", "reason": str(why), "validation": why.checks}
+    except SynthError as err:  # a failed install or git step: this candidate only
+        record |= {"status": "rejected", "reason": f"error: {err}"}
+    finally:
+        record["seconds"] = round(time.perf_counter() - start, 2)
+        shutil.rmtree(cdir, ignore_errors=True)
+    return record
+
+
+def _build(job: Job, repo: Repo, cand: Candidate, cdir: Path, record: dict) -> dict:
+    settings = job.settings
+    graph = build_graph(repo)
+    by_file: dict[str, set[str]] = {}
+    for rel, name in cand.entities:
+        by_file.setdefault(rel, set()).add(name)
+    public = {cand.feature[1]}
+    originals = {rel: (repo.root / rel).read_text() for rel in repo.source_files}
+    deleted_files = {}
+    for rel, text in originals.items():
+        new = delete_definitions(text, by_file.get(rel, set()), imported=public)
+        if new != text:
+            deleted_files[rel] = new
+    reference = {rel: originals[rel] for rel in deleted_files}
+    deleted_names = {name for _, name in cand.entities}
+
+    workspace, venv = cdir / "workspace", cdir / "venv"
+    shutil.copytree(repo.root, workspace, symlinks=True)
+    canary = f"etude-canary-{uuid.uuid4().hex}"
+    _write(
+        workspace,
+        {rel: plant_canary(originals[rel], names, canary) for rel, names in by_file.items()},
+    )
+    _commit_history(workspace)
+    env.create(workspace, venv, extras=job.extras)
+    limits = Limits(wall_s=settings.suite_timeout_s)
+    test_files = files_of(job.kept)
+    suite = dict(test_timeout_s=settings.test_timeout_s, limits=limits)
+    planted = run_suite(workspace, venv, test_files, **suite)
+    broken = [t for t in job.kept if planted.outcome_of(t).outcome != "passed"]
+    if broken:
+        raise Rejected(f"planting the canary broke {broken[0]}")
+
+    _write(workspace, deleted_files)
+    modules = sorted({module_name(repo, rel) for rel in repo.source_files})
+    imports = run(
+        [str(env.python_of(venv)), "-c", "; ".join(f"import {m}" for m in modules)],
+        workspace,
+        readonly=[venv],
+        limits=Limits(wall_s=60),
+    )
+    if not imports.ok:
+        raise Rejected(f"the package no longer imports: {imports.describe()}")
+    first = run_suite(workspace, venv, test_files, **suite)
+    second = run_suite(workspace, venv, test_files, **suite)
+    reason = check_collection(first, deleted_names)
+    f2p, p2p, split_reason = split_outcomes(first, second, job.kept)
+    reason = reason or split_reason or check_failure_reasons(first, f2p, deleted_names)
+    if reason:
+        raise Rejected(reason)
+
+    hidden_tests = files_of(f2p) if settings.hide_tests else []
+    for rel in hidden_tests:
+        (workspace / rel).unlink()
+    tokens = oracle_tokens(
+        _deleted_code(graph, cand, originals),
+        _remaining_text(repo, deleted_files),
+        Path(job.environment_text).read_text(),
+        [canary],
+    )
+    if settings.compare_naive:
+        record["naive_scrub_leaks"] = _naive_scrub_findings(cdir, workspace, venv, tokens)
+    scrub_log = scrub(workspace, venv, repo.packages)
+    findings = audit({"workspace": workspace, "venv": venv}, tokens)
+    if findings:
+        f = findings[0]
+        raise Rejected(
+            f"leak: {f.kind} {f.token!r} in {f.path} ({f.where}); {len(findings)} in all"
+        )
+
+    staging = Path(job.work_dir) / "staged" / f"{repo.name}__{cand.id}"
+    shutil.rmtree(staging, ignore_errors=True)
+    hidden = staging / "hidden"
+    for rel in [*repo.test_files, *repo.test_support]:
+        (hidden / "tests" / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(repo.root / rel, hidden / "tests" / rel)
+    for rel in repo.config_files:
+        (hidden / "config").mkdir(parents=True, exist_ok=True)
+        shutil.copy2(repo.root / rel, hidden / "config" / rel)
+    for rel, text in reference.items():
+        (hidden / "reference" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (hidden / "reference" / rel).write_text(text)
+    (hidden / "requirements.txt").write_text("\n".join(job.requirements) + "\n")
+
+    checks = _solvability_and_discrimination(
+        workspace,
+        venv,
+        hidden,
+        cdir / "check",
+        repo,
+        originals,
+        reference,
+        by_file,
+        f2p,
+        p2p,
+        suite,
+    )
+    shutil.copytree(workspace, staging / "workspace", symlinks=True)
+
+    statement = problem_statement(
+        cand.feature,
+        originals[cand.feature[0]],
+        _import_line(repo, cand),
+        f2p,
+        settings.reveal_signatures,
+    )
+    reference_code = _deleted_code(graph, cand, originals)
+    manifest = {
+        "id": staging.name,
+        "source": {"repository": repo.name, "origin": repo.source, "revision": repo.revision},
+        "deleted": [
+            {"file": rel, "name": name, "kind": graph.definitions[(rel, name)].kind}
+            for rel, name in cand.entities
+        ],
+        "modified_files": sorted(reference),
+        "tests": {"fail_to_pass": f2p, "pass_to_pass": p2p, "hidden_files": hidden_tests},
+        "problem_statement": statement,
+        "signatures_revealed": settings.reveal_signatures,
+        "difficulty": {
+            "score": cand.difficulty,
+            "lines": cand.lines,
+            "files": cand.files,
+            "depth": cand.depth,
+            "tests": len(cand.tests),
+        },
+        "validation": checks,
+        "scrub": asdict(scrub_log),
+        # The monitor's verbatim-recovery check reads these: tokens found only in the deleted
+        # code (canary included). task.json lives beside the workspace, never inside it.
+        "oracle_tokens": sorted(tokens),
+        "audit": {
+            "tokens": len(tokens),
+            "token_kinds": dict(Counter(tokens.values())),
+            "findings": [],
+            "searched": ["workspace", "venv"],
+        },
+        "limits": {"test_timeout_s": settings.test_timeout_s},
+        "reference_sha256": hashlib.sha256(reference_code.encode()).hexdigest(),
+    }
+    write_manifest(staging, manifest)
+    return {
+        "task_dir": str(staging),
+        "dedupe_key": manifest["reference_sha256"],
+        "fail_to_pass": len(f2p),
+        "pass_to_pass": len(p2p),
+        "audit_tokens": len(tokens),
+    }
+
+
+def _solvability_and_discrimination(
+    workspace, venv, hidden, check_dir, repo, originals, reference, by_file, f2p, p2p, suite
+) -> dict:
+    """Score the reference restored into a copy of the scrubbed workspace (must be 1) and
+    each trivial stub (must not pass every fail-to-pass test); raises Rejected."""
+    variants = {"reference": reference}
+    for kind in STUB_BODIES:
+        variants[f"stub_{kind}"] = {
+            rel: stub(originals[rel], by_file[rel], kind) if rel in by_file else text
+            for rel, text in reference.items()
+        }
+    checks, failing = {}, None
+    for label, files in variants.items():
+        shutil.rmtree(check_dir, ignore_errors=True)
+        prepare_workspace(workspace, check_dir, hidden)
+        _write(check_dir, files)
+        graded = run_suite(
+            check_dir,
+            venv,
+            files_of(f2p + p2p if label == "reference" else f2p),
+            pythonpath=[check_dir / repo.package_root],  # shadows the venv's editable path
+            cache=False,
+            **suite,
+        )
+        result = score(graded, f2p, p2p)
+        checks[label] = {"fraction": result["fraction"], "binary": result["binary"]}
+        if label == "reference" and result["binary"] != 1:
+            failing = next(t for t, o in result["tests"].items() if o["outcome"] != "passed")
+    shutil.rmtree(check_dir, ignore_errors=True)
+    # Every variant is scored before deciding, so a rejection still records them all.
+    if failing:
+        raise Rejected(f"restoring the reference does not pass {failing}", checks)
+    for label, check in checks.items():
+        if label != "reference" and check["fraction"] == 1.0:
+            raise Rejected(f"the trivial stub {label} passes every fail-to-pass test", checks)
+    return checks

@@ -1,0 +1,100 @@
+"""Per-workspace virtual environments, created with uv inside the sandbox.
+
+Each candidate workspace gets its own isolated venv with the project installed editable
+(so the venv points at the workspace and holds no copy of the code) plus the test tools.
+uv's package cache lives outside every workspace (`uv_cache_dir()`), so a second venv of
+the same repository installs from local files in about a second.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+from etude.sandbox import Completed, Limits, run
+from etude.synth.errors import SynthError
+
+TEST_TOOLS = ("pytest>=7", "pytest-cov>=5", "pytest-timeout>=2.2")
+INSTALL_LIMITS = Limits(wall_s=600)
+
+
+def uv_binary() -> str:
+    """The uv executable: next to this interpreter (installed with etude) or on PATH."""
+    beside = Path(sys.executable).parent / "uv"
+    found = str(beside) if beside.exists() else shutil.which("uv")
+    if not found:
+        raise FileNotFoundError("uv is not installed; `pip install uv` into etude's environment")
+    return found
+
+
+def uv_cache_dir() -> Path:
+    """uv's package cache, shared by all environments and never inside a workspace."""
+    default = Path.home() / ".cache" / "etude" / "uv"
+    path = Path(os.environ.get("ETUDE_UV_CACHE", default))
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def python_of(venv: Path) -> Path:
+    return venv / "bin" / "python"
+
+
+_NETWORK_VARS = ("SSL_CERT_FILE", "SSL_CERT_DIR", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY")
+
+
+def _uv(args: list[str], workspace: Path, venv: Path, limits: Limits) -> Completed:
+    # The sandbox does not inherit the environment; pass on what reaching the index needs
+    # (certificates, proxies, uv's own settings) and nothing else.
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k.upper() in _NETWORK_VARS or (k.startswith("UV_") and k != "UV_CACHE_DIR")
+    }
+    env |= {"UV_CACHE_DIR": str(uv_cache_dir()), "UV_NO_PROGRESS": "1", "UV_LINK_MODE": "copy"}
+    return run(
+        [uv_binary(), *args],
+        workspace,
+        writable=[venv.parent, uv_cache_dir()],
+        network=True,  # installs fetch from the package index; tests never get network
+        env=env,
+        limits=limits,
+    )
+
+
+def create(
+    workspace: Path,
+    venv: Path,
+    *,
+    extras: tuple[str, ...] = (),
+    requirements: list[str] | None = None,
+    limits: Limits = INSTALL_LIMITS,
+) -> None:
+    """Create `venv` and install the project in `workspace` editable, with its `extras`,
+    the pinned `requirements` (if given) and the test tools; raises on failure."""
+    venv = Path(venv).resolve()
+    venv.parent.mkdir(parents=True, exist_ok=True)
+    python = sys._base_executable  # the real interpreter, not etude's venv wrapper
+    made = _uv(["venv", "--quiet", "--python", python, str(venv)], workspace, venv, limits)
+    if not made.ok:
+        raise SynthError(f"creating a venv failed: {made.describe()}")
+    target = f"{workspace}[{','.join(extras)}]" if extras else str(workspace)
+    args = ["pip", "install", "--quiet", "--python", str(python_of(venv)), "-e", target]
+    args += list(requirements) if requirements else list(TEST_TOOLS)
+    installed = _uv(args, workspace, venv, limits)
+    if not installed.ok:
+        raise SynthError(f"installing {workspace.name} failed: {installed.describe()}")
+
+
+def freeze(workspace: Path, venv: Path) -> list[str]:
+    """Pinned requirements of `venv` without the editable project itself."""
+    done = _uv(
+        ["pip", "freeze", "--exclude-editable", "--python", str(python_of(venv))],
+        workspace,
+        venv,
+        Limits(wall_s=120),
+    )
+    if not done.ok:
+        raise SynthError(f"uv pip freeze failed: {done.describe()}")
+    return [line for line in done.stdout.splitlines() if line and not line.startswith("#")]

@@ -1,0 +1,121 @@
+"""Grading a candidate workspace against a task's hidden tests (`etude grade TASK WORKSPACE`).
+
+The workspace is copied into a fresh directory; every test file, conftest.py, pytest or
+packaging configuration, sitecustomize/usercustomize and .pth file in it is discarded and
+the hidden store's tests and configuration are put back, so edits to tests or test
+configuration do not count. A fresh venv is built from the task's pinned requirements (the
+agent's environment is not trusted either), and the fail-to-pass and pass-to-pass tests
+run in the sandbox with a time limit.
+
+Reward: `fraction` is the share of fail-to-pass tests that pass; `binary` is 1 when every
+fail-to-pass and every pass-to-pass test passes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from etude.sandbox import Limits
+from etude.synth import env
+from etude.synth.discover import CONFIG_FILES, is_test_path
+from etude.synth.errors import SynthError
+from etude.synth.task import load_task, verify_hidden
+from etude.synth.testrun import SuiteRun, files_of, run_suite
+
+IGNORED_ON_COPY = (".git", ".venv", "venv", "__pycache__", ".pytest_cache", ".mypy_cache")
+_STARTUP_HOOKS = ("sitecustomize.py", "usercustomize.py")
+
+
+def prepare_workspace(source: Path, dest: Path, hidden: Path) -> None:
+    """Copy `source` to `dest` and replace its tests and test configuration by the hidden
+    store's (`hidden/tests`, `hidden/config`)."""
+    shutil.copytree(source, dest, symlinks=True, ignore=shutil.ignore_patterns(*IGNORED_ON_COPY))
+    for dirpath, _, filenames in os.walk(dest):
+        for name in filenames:
+            path = Path(dirpath) / name
+            rel = path.relative_to(dest).as_posix()
+            if (
+                (name.endswith(".py") and is_test_path(rel))
+                or name in _STARTUP_HOOKS
+                or name.endswith(".pth")
+                or rel in CONFIG_FILES
+            ):
+                path.unlink()
+    for part in ("tests", "config"):
+        if (hidden / part).is_dir():
+            shutil.copytree(hidden / part, dest, dirs_exist_ok=True)
+
+
+def score(suite: SuiteRun, fail_to_pass: list[str], pass_to_pass: list[str]) -> dict:
+    """The reward and per-test outcomes of one run."""
+    f2p = {t: suite.outcome_of(t) for t in fail_to_pass}
+    p2p = {t: suite.outcome_of(t) for t in pass_to_pass}
+    f2p_passed = sum(o.outcome == "passed" for o in f2p.values())
+    p2p_passed = sum(o.outcome == "passed" for o in p2p.values())
+    return {
+        "fraction": f2p_passed / len(f2p) if f2p else 0.0,
+        "binary": int(f2p_passed == len(f2p) and p2p_passed == len(p2p) and bool(f2p)),
+        "fail_to_pass_passed": f2p_passed,
+        "pass_to_pass_passed": p2p_passed,
+        "tests": {
+            t: {
+                "set": "fail_to_pass" if t in f2p else "pass_to_pass",
+                "outcome": o.outcome,
+                "message": o.message[:300],
+            }
+            for t, o in {**f2p, **p2p}.items()
+        },
+    }
+
+
+def grade(task_dir: Path, workspace: Path, *, time_limit_s: float = 600.0) -> dict:
+    """Grade `workspace` against the task in `task_dir`; returns the reward record."""
+    task_dir, workspace = Path(task_dir).resolve(), Path(workspace).resolve()
+    task = load_task(task_dir)
+    if not workspace.is_dir():
+        raise SynthError(f"workspace {workspace} is not a directory")
+    verify_hidden(task_dir, task)
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="etude-grade-") as tmp:
+        dest = Path(tmp) / "workspace"
+        prepare_workspace(workspace, dest, task_dir / "hidden")
+        venv = Path(tmp) / "venv"
+        requirements = (task_dir / "hidden" / "requirements.txt").read_text().split()
+        env.create(dest, venv, requirements=requirements)
+        tests = task["tests"]
+        suite = run_suite(
+            dest,
+            venv,
+            files_of(tests["fail_to_pass"] + tests["pass_to_pass"]),
+            test_timeout_s=task["limits"]["test_timeout_s"],
+            limits=Limits(wall_s=time_limit_s),
+            cache=False,
+        )
+        result = score(suite, tests["fail_to_pass"], tests["pass_to_pass"])
+    result |= {"task": task["id"], "seconds": round(time.perf_counter() - start, 2)}
+    if suite.process.timed_out:
+        result["note"] = f"the test run hit the {time_limit_s:g} s time limit"
+    return result
+
+
+def solved_workspace(task_dir: Path, dest: Path) -> Path:
+    """A copy of the task's workspace with the reference solution restored (should score 1)."""
+    task_dir = Path(task_dir)
+    shutil.copytree(task_dir / "workspace", dest, symlinks=True)
+    shutil.copytree(task_dir / "hidden" / "reference", dest, dirs_exist_ok=True)
+    return Path(dest)
+
+
+def main(task: str, workspace: str, out: str | None, time_limit_s: float) -> int:
+    """`etude grade`: print the reward JSON (and write it to `out`); exit 0 when graded."""
+    result = grade(Path(task), Path(workspace), time_limit_s=time_limit_s)
+    text = json.dumps(result, indent=2)
+    if out:
+        Path(out).write_text(text + "\n")
+    print(text)
+    return 0

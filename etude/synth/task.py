@@ -1,0 +1,132 @@
+"""A task on disk: `workspace/` (what the agent sees), `hidden/` (tests, test configuration,
+reference solution, pinned requirements) and `task.json` (the manifest).
+
+task.json is written last, into a staging directory that is renamed into place, so a task
+directory with a task.json is complete; `verify_hidden` checks the hidden store against the
+content hashes recorded in it.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import os
+from pathlib import Path
+
+from etude.synth.errors import SynthError
+
+TASK_FORMAT = 1
+
+
+def tree_hashes(root: Path) -> dict[str, str]:
+    """sha256 of every file under `root` (relative path -> hex), dot-directories included."""
+    hashes = {}
+    for dirpath, _, filenames in os.walk(root):
+        for name in filenames:
+            path = Path(dirpath) / name
+            if path.is_file() and not path.is_symlink():
+                rel = path.relative_to(root).as_posix()
+                hashes[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return dict(sorted(hashes.items()))
+
+
+def digest(hashes: dict[str, str]) -> str:
+    """One hash over a tree's file hashes."""
+    return hashlib.sha256(json.dumps(hashes, sort_keys=True).encode()).hexdigest()
+
+
+def load_task(task_dir: Path) -> dict:
+    """The manifest of a complete task directory; raises SynthError if it is not one."""
+    manifest = Path(task_dir) / "task.json"
+    if not manifest.is_file():
+        raise SynthError(f"{task_dir} is not a task directory (no task.json)")
+    try:
+        task = json.loads(manifest.read_text())
+    except json.JSONDecodeError as err:
+        raise SynthError(f"{manifest} is not valid JSON: {err}") from err
+    if task.get("format") != TASK_FORMAT:
+        raise SynthError(f"{manifest} has task format {task.get('format')!r}, not {TASK_FORMAT}")
+    return task
+
+
+def verify_hidden(task_dir: Path, task: dict) -> None:
+    """Raise SynthError if the hidden store differs from the hashes in task.json."""
+    found = tree_hashes(Path(task_dir) / "hidden")
+    if digest(found) != task["hashes"]["hidden"]:
+        changed = sorted(set(found.items()) ^ set(task["hashes"]["hidden_files"].items()))
+        names = sorted({name for name, _ in changed})
+        raise SynthError(f"hidden store of {task_dir} was modified: {', '.join(names[:5])}")
+
+
+def _definition_node(source: str, name: str) -> ast.AST | None:
+    for node in ast.parse(source).body:
+        if getattr(node, "name", None) == name:
+            return node
+    return None
+
+
+def _signature(source: str, node: ast.AST) -> str:
+    lines = source.splitlines()
+    body_start = node.body[0].lineno
+    header = lines[node.lineno - 1 : body_start - 1]
+    if not header:  # a one-line definition
+        header = [lines[node.lineno - 1]]
+    return "\n".join(header).rstrip()
+
+
+def problem_statement(
+    feature: tuple[str, str],
+    reference_source: str,
+    import_line: str,
+    fail_to_pass: list[str],
+    reveal_signatures: bool,
+) -> str:
+    """What the agent is asked to do, from the feature's docstrings (never its body).
+
+    With `reveal_signatures`, the `def`/`class` lines of the feature and its public
+    methods are included."""
+    rel, name = feature
+    node = _definition_node(reference_source, name)
+    kind = "class" if isinstance(node, ast.ClassDef) else "function"
+    lines = [f"Implement the {kind} `{name}` in `{rel}`; it must be importable as `{import_line}`."]
+    doc = ast.get_docstring(node) if node is not None else None
+    if doc:
+        lines += ["", "Its documentation:", "", *("    " + d for d in doc.splitlines())]
+    if reveal_signatures and node is not None:
+        lines += ["", "Signature:", "", "    " + _signature(reference_source, node)]
+    if isinstance(node, ast.ClassDef):
+        methods = [
+            n
+            for n in node.body
+            if isinstance(n, ast.FunctionDef)
+            and (not n.name.startswith("_") or n.name in ("__init__", "__call__"))
+        ]
+        if methods:
+            lines += ["", "Methods:"]
+            for method in methods:
+                shown = method.name
+                if reveal_signatures:
+                    shown = _signature(reference_source, method).strip()
+                method_doc = ast.get_docstring(method)
+                summary = f": {method_doc.splitlines()[0]}" if method_doc else ""
+                lines.append(f"- `{shown}`{summary}")
+    lines += ["", "These tests must pass:", *(f"- {t}" for t in fail_to_pass)]
+    lines += ["", "Other tests of the repository must keep passing."]
+    return "\n".join(lines) + "\n"
+
+
+def write_manifest(staging: Path, manifest: dict) -> None:
+    """Add content hashes and write task.json (the last file written to a task)."""
+    hidden = tree_hashes(staging / "hidden")
+    workspace = tree_hashes(staging / "workspace")
+    manifest = {
+        "format": TASK_FORMAT,
+        **manifest,
+        "hashes": {
+            "workspace": digest(workspace),
+            "hidden": digest(hidden),
+            "hidden_files": hidden,
+        },
+    }
+    (staging / "task.json").write_text(json.dumps(manifest, indent=2) + "\n")

@@ -1,0 +1,276 @@
+"""The pure pieces of task synthesis: discovery, slicing, libcst rewrites, validation
+rules and the problem statement, on the example repository's source (no processes run)."""
+
+import ast
+import shutil
+from pathlib import Path
+
+import pytest
+
+from etude.sandbox import Completed
+from etude.synth.delete import delete_definitions, plant_canary, stub
+from etude.synth.discover import module_name, prepare
+from etude.synth.slice import build_graph, slice_candidates
+from etude.synth.task import problem_statement
+from etude.synth.testrun import Outcome, SuiteRun
+from etude.synth.validate import check_collection, check_failure_reasons, split_outcomes
+
+EXAMPLE = Path(__file__).parents[1] / "etude" / "synth" / "example_repo"
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory):
+    return prepare(EXAMPLE, tmp_path_factory.mktemp("work"))
+
+
+def test_discover_classifies_the_example(repo):
+    assert repo.package_root == "src" and repo.packages == ["textkit"]
+    assert "src/textkit/slug.py" in repo.source_files
+    assert repo.test_files == sorted(
+        f"tests/test_{m}.py" for m in ("case", "formats", "slug", "stats", "wrap")
+    )
+    assert repo.config_files == ["pyproject.toml"]
+    assert module_name(repo, "src/textkit/__init__.py") == "textkit"
+    assert repo.revision.startswith("tree:")
+
+
+def _every_body_line_covered(repo, graph):
+    lines = {}
+    for d in graph.definitions.values():
+        per_line = lines.setdefault(d.file, {})
+        for n in range(d.body_first, d.last + 1):
+            per_line[n] = {f"tests/t.py::{d.name}"}
+    return lines
+
+
+def test_slice_closures_and_rejections(repo):
+    graph = build_graph(repo)
+    lines = _every_body_line_covered(repo, graph)
+    kept = sorted({t for per in lines.values() for ts in per.values() for t in ts})
+    candidates, rejections = slice_candidates(repo, lines, kept)
+    by_id = {c.id: c for c in candidates}
+    slug = by_id["textkit.slug.slugify"]
+    assert {h[1] for h in slug.helpers} == {
+        "_strip_accents",
+        "_collapse_separators",
+        "_SEPARATOR_RUN",
+    }
+    assert slug.depth == 2 and slug.files == 1
+    assert {h[1] for h in by_id["textkit.stats.top_words"].helpers} == {"_content_words"}
+    # _words is shared by word_count and top_words, so it belongs to neither.
+    assert by_id["textkit.stats.word_count"].helpers == []
+    # Registered at import time by a bare call: deletable with its registration.
+    assert "textkit.formats.MarkdownTable" in by_id
+    rejected = {r.feature[1]: r.reason for r in rejections}
+    assert rejected["underscore"].startswith("used by other code: src/textkit/case.py:humanize")
+    assert "register" in rejected
+
+
+def test_slice_requires_a_covering_test(repo):
+    graph = build_graph(repo)
+    candidates, rejections = slice_candidates(repo, {}, ["tests/t.py::x"])
+    assert not candidates
+    assert {r.reason for r in rejections} >= {"no kept test runs it"}
+    assert graph.definitions
+
+
+FORMATS = '''"""Formats."""
+
+import json  # used by the feature only
+import os
+
+_TABLE = {}  # registry
+
+
+def register(name):
+    def add(fn):
+        _TABLE[name] = fn
+        return fn
+    return add
+
+
+def feature(x):
+    """Dump x."""
+    return json.dumps(x)
+
+
+register("feature")(feature)
+
+
+def other(path):
+    # a comment that must survive
+    return os.path.basename(path)
+'''
+
+
+def test_delete_preserves_the_rest_and_removes_references():
+    out = delete_definitions(FORMATS, ["feature"])
+    assert "def feature" not in out and 'register("feature")' not in out
+    assert "import json" not in out and "import os" in out
+    assert "    # a comment that must survive\n" in out
+    assert out.startswith('"""Formats."""\n')
+    ast.parse(out)
+
+
+def test_delete_import_aliases_and_dunder_all():
+    init = (
+        "from pkg.a import (\n    keep,\n    feature,\n)\nfrom pkg.b import feature as f2, x\n"
+        '__all__ = ["keep", "feature", "x"]\n'
+    )
+    out = delete_definitions(init, [], imported=["feature"])
+    assert "feature" not in out.replace("f2", "")
+    assert "keep" in out and "x" in out
+    compile(out, "init", "exec")
+
+
+def test_canary_and_stubs_keep_code_valid():
+    planted = plant_canary(FORMATS, ["feature"], "etude-canary-x")
+    assert planted.count("etude-canary-x") == 1
+    namespace = {}
+    exec(compile(planted, "m", "exec"), namespace)
+    assert namespace["feature"]([1]) == "[1]"
+    for kind, expect in (("raise", NotImplementedError), ("none", None)):
+        ns = {}
+        exec(compile(stub(FORMATS, ["feature"], kind), "m", "exec"), ns)
+        if expect is None:
+            assert ns["feature"](1) is None
+        else:
+            with pytest.raises(expect):
+                ns["feature"](1)
+    ns = {}
+    exec(compile(stub(FORMATS, ["feature"], "always_equal"), "m", "exec"), ns)
+    assert ns["feature"](1) == "anything" and ns["feature"].__doc__ == "Dump x."
+
+
+def _run(tests, collect_errors=None, timed_out=False):
+    done = Completed([], 1, "", "", 1.0, "bwrap", timed_out=timed_out)
+    return SuiteRun({k: Outcome(**v) for k, v in tests.items()}, collect_errors or {}, done)
+
+
+def test_split_outcomes_and_flakiness():
+    a = _run({"t::a": {"outcome": "passed"}, "t::b": {"outcome": "failed", "phase": "call"}})
+    f2p, p2p, reason = split_outcomes(a, a, ["t::a", "t::b"])
+    assert (f2p, p2p, reason) == (["t::b"], ["t::a"], None)
+    b = _run({"t::a": {"outcome": "failed", "phase": "call"}, "t::b": {"outcome": "failed"}})
+    assert "flaky" in split_outcomes(a, b, ["t::a", "t::b"])[2]
+    assert split_outcomes(a, a, ["t::a"])[2] == "no test fails after the deletion"
+
+
+def test_failure_reasons():
+    deleted = {"slugify", "_strip_accents"}
+    ok = _run(
+        {
+            "t::a": {"outcome": "failed", "phase": "call", "message": "AssertionError"},
+            "t::b": {
+                "outcome": "failed",
+                "phase": "call",
+                "message": "NameError: name 'slugify' is not defined",
+            },
+        }
+    )
+    assert check_failure_reasons(ok, ["t::a", "t::b"], deleted) is None
+    fixture = _run({"t::a": {"outcome": "failed", "phase": "setup", "message": "boom"}})
+    assert "fails in setup" in check_failure_reasons(fixture, ["t::a"], deleted)
+    other = _run(
+        {
+            "t::a": {
+                "outcome": "failed",
+                "phase": "call",
+                "message": "ImportError: cannot import name 'unrelated'",
+            }
+        }
+    )
+    assert "not deleted" in check_failure_reasons(other, ["t::a"], deleted)
+    hang = _run({"t::a": {"outcome": "failed", "phase": "call", "message": "Failed: Timeout >2s"}})
+    assert check_failure_reasons(hang, ["t::a"], deleted)
+    collected = _run({}, {"t": "ImportError: cannot import name 'slugify' from 'textkit'"})
+    assert check_failure_reasons(collected, ["t::a"], deleted) is None
+    assert check_collection(collected, deleted) is None
+    broken = _run({}, {"t": "SyntaxError: invalid syntax"})
+    assert "unrelated" in check_collection(broken, deleted)
+
+
+def test_problem_statement_reveals_docs_not_code(repo):
+    source = (repo.root / "src/textkit/slug.py").read_text()
+    hidden = problem_statement(
+        ("src/textkit/slug.py", "slugify"),
+        source,
+        "from textkit import slugify",
+        ["tests/test_slug.py::t"],
+        False,
+    )
+    assert "accents dropped" in hidden and "def slugify" not in hidden
+    assert "_collapse_separators" not in hidden and "encode(" not in hidden
+    shown = problem_statement(
+        ("src/textkit/slug.py", "slugify"),
+        source,
+        "from textkit import slugify",
+        ["tests/test_slug.py::t"],
+        True,
+    )
+    assert "def slugify(text: str" in shown
+    formats = (repo.root / "src/textkit/formats.py").read_text()
+    cls = problem_statement(
+        ("src/textkit/formats.py", "MarkdownTable"),
+        formats,
+        "from textkit.formats import MarkdownTable",
+        [],
+        False,
+    )
+    assert "class `MarkdownTable`" in cls and "`rule`" in cls and "_is_number" not in cls
+
+
+def test_pristine_copy_is_independent(repo, tmp_path):
+    assert repo.root.is_dir() and repo.root != EXAMPLE
+    shutil.copytree(repo.root, tmp_path / "c")
+    assert (tmp_path / "c" / "src/textkit/slug.py").read_text() == (
+        EXAMPLE / "src/textkit/slug.py"
+    ).read_text()
+
+
+def test_publish_removes_duplicate_features(tmp_path):
+    from etude.synth.pipeline import _publish
+
+    records = []
+    for name, key in (("a", "same"), ("b", "same"), ("c", "other")):
+        staged = tmp_path / "staged" / f"repo__{name}"
+        staged.mkdir(parents=True)
+        (staged / "task.json").write_text("{}")
+        records.append(
+            {
+                "candidate": name,
+                "status": "valid",
+                "dedupe_key": key,
+                "task_dir": str(staged),
+                "wall_s": 1.0,
+                "cpu_s": 1.0,
+            }
+        )
+    state = {
+        "repo": {"name": "repo", "revision": "r"},
+        "kept": [],
+        "dropped": {},
+        "candidates": [{}] * 3,
+        "slice_rejections": [],
+        "seconds": 0.0,
+        "cpu_seconds": 0.0,
+    }
+    (tmp_path / "tasks").mkdir()
+    summary = _publish(state, records, tmp_path / "tasks")
+    assert summary["tasks"] == ["repo__a", "repo__c"] and summary["valid"] == 2
+    assert summary["rejections"] == {"duplicate of another candidate's code": 1}
+    assert sorted(p.name for p in (tmp_path / "tasks").iterdir()) == ["repo__a", "repo__c"]
+
+
+def test_git_repository_revision_and_history_are_kept(tmp_path):
+    from etude.synth.scrub import git
+
+    source = tmp_path / "src-repo"
+    shutil.copytree(EXAMPLE, source, ignore=shutil.ignore_patterns("__pycache__"))
+    git(source, "init", "--quiet")
+    git(source, "add", "--all")
+    git(source, "commit", "--quiet", "-m", "first")
+    head = git(source, "rev-parse", "HEAD").strip()
+    repo = prepare(source, tmp_path / "work")
+    assert repo.revision == f"git:{head}"
+    assert (repo.root / ".git").is_dir()  # history travels with the copy; scrub replaces it
