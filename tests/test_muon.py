@@ -116,18 +116,25 @@ def test_fp32_equals_plain_reference(adjust, nesterov, wd):
         torch.testing.assert_close(a.detach(), b, rtol=0, atol=1e-6)
 
 
+def _check_against_block_loop(p, group: dict, blocks, adjust) -> None:
+    """Three Muon steps on `p` with `group` options equal the plain per-block loop."""
+    ref = p.detach().clone()
+    buf = torch.zeros_like(ref)
+    opt = Muon([{"params": [p], **group}], lr=0.02, ns_dtype=torch.float32, adjust_lr_fn=adjust)
+    for step in range(3):
+        (g,) = _grads([p], step)
+        p.grad = g
+        _reference_step(
+            ref, g, buf, lr=0.02, wd=0.1, momentum=0.95, nesterov=True, adjust=adjust,
+            blocks=blocks,
+        )  # fmt: skip
+        opt.step()
+    torch.testing.assert_close(p.detach(), ref, rtol=0, atol=1e-6)
+
+
 @pytest.mark.parametrize("head_dim", [0, 1])
 def test_per_head_equals_per_block_loop(head_dim):
     shape, heads = ((24, 10), 4) if head_dim == 0 else ((10, 24), 4)
-    (p,) = _params([shape])
-    ref = p.detach().clone()
-    buf = torch.zeros_like(ref)
-    opt = Muon(
-        [{"params": [p], "heads": heads, "head_dim": head_dim}],
-        lr=0.02,
-        ns_dtype=torch.float32,
-        adjust_lr_fn="match_rms_adamw",
-    )
     size = shape[head_dim] // heads
 
     def blocks(t):
@@ -135,45 +142,14 @@ def test_per_head_equals_per_block_loop(head_dim):
             rows = slice(h * size, (h + 1) * size)
             yield (rows, slice(None)) if head_dim == 0 else (slice(None), rows)
 
-    for step in range(3):
-        (g,) = _grads([p], step)
-        p.grad = g
-        _reference_step(
-            ref,
-            g,
-            buf,
-            lr=0.02,
-            wd=0.1,
-            momentum=0.95,
-            nesterov=True,
-            adjust="match_rms_adamw",
-            blocks=blocks,
-        )
-        opt.step()
-    torch.testing.assert_close(p.detach(), ref, rtol=0, atol=1e-6)
+    (p,) = _params([shape])
+    _check_against_block_loop(p, {"heads": heads, "head_dim": head_dim}, blocks, "match_rms_adamw")
 
 
 def test_per_expert_equals_per_block_loop():
     (p,) = _params([(5, 6, 9)])
-    ref = p.detach().clone()
-    buf = torch.zeros_like(ref)
-    opt = Muon([{"params": [p], "experts": True}], lr=0.02, ns_dtype=torch.float32)
-    for step in range(3):
-        (g,) = _grads([p], step)
-        p.grad = g
-        _reference_step(
-            ref,
-            g,
-            buf,
-            lr=0.02,
-            wd=0.1,
-            momentum=0.95,
-            nesterov=True,
-            adjust=None,
-            blocks=lambda t: [(e,) for e in range(t.shape[0])],
-        )
-        opt.step()
-    torch.testing.assert_close(p.detach(), ref, rtol=0, atol=1e-6)
+    blocks = lambda t: [(e,) for e in range(t.shape[0])]  # noqa: E731
+    _check_against_block_loop(p, {"experts": True}, blocks, None)
 
 
 class _TinyLM(torch.nn.Module):
