@@ -82,6 +82,7 @@ def run_on_ranks(
                 if p.is_alive():
                     p.kill()
                 p.join(timeout=5)
+            results.close()
 
 
 def _rank_main(

@@ -80,7 +80,7 @@ def test_bytes_of_a_hand_worked_case():
     assert g.owned_numel.tolist() == [256, 256, 0, 0]
     assert g.local_numel.tolist() == [128] * 4
     assert g.jobs(1 << 24) == (1, 1)
-    assert g.jobs(1) == (1, 1)  # a job holds at least one unit per member
+    assert g.jobs(1) == (2, 2)  # a job holds at least one unit
 
 
 def test_jobs_hold_about_job_numel_elements_per_member():
@@ -90,6 +90,15 @@ def test_jobs_hold_about_job_numel_elements_per_member():
     assert [len(c) for c in job_chunks(units, 4, 256)] == [4, 4, 2]
     assert [len(c) for c in job_chunks(units, 4, 512)] == [8, 2]
     assert [c for chunk in job_chunks(units, 4, 512) for c in chunk] == list(range(10))
+
+
+def test_small_shapes_share_a_job_in_shape_order():
+    shapes = [(16, 16), (8, 4), (16, 16), (8, 4)]
+    specs = [ParamSpec(f"w{i}", s, Granularity("matrix")) for i, s in enumerate(shapes)]
+    boxes = [shard_boxes(s.name, s.shape, (2,), (Shard(0),)) for s in specs]
+    units = group_units(specs, list(range(4)), boxes, 5, "standard")
+    assert job_chunks(units, 2, 1 << 24) == [[0, 2, 1, 3]]  # one job, units bucketed by shape
+    assert job_chunks(units, 2, 128) == [[0], [2], [1, 3]]  # 256 elements a job
 
 
 def test_predicted_terms_follow_the_documented_formula():

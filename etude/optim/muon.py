@@ -181,8 +181,10 @@ class Muon(torch.optim.Optimizer):
 
     def _muon_step(self) -> StepStats:
         muon_groups = [g for g in self.param_groups if g["algorithm"] == "muon"]
+        t0 = time.perf_counter()
+        checks = _check_grads_agree([p for g in muon_groups for _, p in _named(g)])
         total = StepStats(
-            collectives=_check_grads_agree([p for g in muon_groups for _, p in _named(g)])
+            collectives=checks, comm_wait_s=time.perf_counter() - t0 if checks else 0.0
         )
         # One plan per Newton–Schulz setting; almost always there is only one.
         by_setting: dict[tuple, list[tuple[dict, str, Tensor]]] = {}

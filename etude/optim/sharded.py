@@ -25,6 +25,7 @@ order (by first parameter and unit), so pipelining can neither mismatch nor dead
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 
@@ -80,24 +81,33 @@ class Piece:
     local: tuple[slice, ...]
     in_unit: tuple[slice, ...]
     shape: tuple[int, ...]
+    numel: int
 
-    @property
-    def numel(self) -> int:
-        return int(np.prod(self.shape))
+
+@dataclass(frozen=True)
+class Batch:
+    """Slots of the units I own in a job that share one matrix shape and NS method."""
+
+    matrix_shape: tuple[int, int]
+    method: str
+    flops_per_unit: int
+    slots: list[int]
 
 
 @dataclass(eq=False)
 class Job:
-    """Units of one shape in one shard group, orthogonalized together (see module docstring)."""
+    """Units of one shard group moved by one pair of all-to-alls (see module docstring)."""
 
     group: ShardGroup
-    matrix_shape: tuple[int, int]
-    method: str
     box_shapes: list[tuple[int, ...]]  # shapes of the units I own, by slot
+    batches: list[Batch]  # my units grouped for batched NS
     send: list[list[Piece]]  # per peer: pieces I hold of the units that peer owns
     recv: list[list[Piece]]  # per peer: pieces that peer holds of the units I own
     needs_comm: bool
-    flops_per_unit: int
+
+    def sizes(self, pieces: list[list[Piece]]) -> list[int]:
+        """Elements per peer of `send` or `recv`: the split sizes of an all-to-all."""
+        return [sum(p.numel for p in ps) for ps in pieces]
 
 
 @dataclass
@@ -277,16 +287,22 @@ def assign_owners(units: list[Unit], n_ranks: int) -> tuple[list[int], np.ndarra
 
 
 def job_chunks(units: list[Unit], group_size: int, job_numel: int) -> list[list[int]]:
-    """Unit indices of each job: units of one (shape, method) in unit order, about
-    `job_numel` elements per group member (at least one unit each) per job."""
+    """Unit indices of each job: units sorted by (shape, method), bucket after bucket, cut
+    so a job holds about `job_numel` elements per group member (at least one unit). Small
+    shapes therefore share a job instead of paying a pair of collectives each."""
     buckets: dict[tuple, list[int]] = {}
     for k, unit in enumerate(units):
         buckets.setdefault((unit.shape, unit.method), []).append(k)
-    chunks = []
-    for members in buckets.values():
-        per_job = group_size * max(1, job_numel // units[members[0]].numel)
-        chunks += [members[i : i + per_job] for i in range(0, len(members), per_job)]
-    return chunks
+    budget = group_size * job_numel
+    chunks: list[list[int]] = [[]]
+    size = 0
+    for k in (k for members in buckets.values() for k in members):
+        if chunks[-1] and size + units[k].numel > budget:
+            chunks.append([])
+            size = 0
+        chunks[-1].append(k)
+        size += units[k].numel
+    return chunks if chunks[-1] else []
 
 
 def _make_job(
@@ -316,15 +332,18 @@ def _make_job(
                 if part is not None:
                     recv[peer].append(_piece(param, slot_of[k], part, boxes_of[param][peer], box))
     box_shapes = [tuple(int(s) for s in units[k].box[:, 1] - units[k].box[:, 0]) for k in mine]
+    batches: dict[tuple, Batch] = {}
+    for slot, k in enumerate(mine):
+        unit = units[k]
+        key = (unit.shape, unit.method)
+        batches.setdefault(key, Batch(unit.shape, unit.method, unit.flops, [])).slots.append(slot)
     return Job(
         group=group,
-        matrix_shape=units[chunk[0]].shape,
-        method=units[chunk[0]].method,
         box_shapes=box_shapes,
+        batches=list(batches.values()),
         send=send,
         recv=recv,
         needs_comm=needs_comm,
-        flops_per_unit=units[chunk[0]].flops,
     )
 
 
@@ -335,6 +354,7 @@ def _piece(param: int, slot: int, part: np.ndarray, holder: np.ndarray, unit: np
         local=slices_within(part, holder),
         in_unit=slices_within(part, unit),
         shape=tuple(int(s) for s in part[:, 1] - part[:, 0]),
+        numel=math.prod(int(s) for s in part[:, 1] - part[:, 0]),
     )
 
 
@@ -360,8 +380,7 @@ def orthogonalize(
     local_jobs = [j for j in plan.jobs if not j.needs_comm]
     device = updates[0].device if updates else torch.device("cpu")
 
-    def start(job: Job, buffers: list[Tensor], send_sizes: list[int], recv_sizes: list[int]):
-        send = torch.cat(buffers) if buffers else torch.empty(0, dtype=dtype, device=device)
+    def start(job: Job, send: Tensor, send_sizes: list[int], recv_sizes: list[int]):
         recv = torch.empty(sum(recv_sizes), dtype=dtype, device=device)
         work = dist.all_to_all_single(
             recv, send, recv_sizes, send_sizes, group=job.group.process_group, async_op=True
@@ -380,13 +399,23 @@ def orthogonalize(
         work.wait()
         stats.comm_wait_s += time.perf_counter() - t0
 
-    def pack_forward(job: Job) -> tuple[list[Tensor], list[int], list[int]]:
-        buffers = [updates[p.param][p.local].to(dtype).reshape(-1) for ps in job.send for p in ps]
-        return (
-            buffers,
-            [sum(p.numel for p in ps) for ps in job.send],
-            [sum(p.numel for p in ps) for ps in job.recv],
-        )
+    def pack_forward(job: Job) -> Tensor:
+        pieces = [updates[p.param][p.local].to(dtype).reshape(-1) for ps in job.send for p in ps]
+        return torch.cat(pieces) if pieces else torch.empty(0, dtype=dtype, device=device)
+
+    def orthogonalize_units(job: Job, units: list[Tensor]) -> list[Tensor]:
+        """Batched NS of my units (box-shaped) per batch; results in the same shapes."""
+        results: list[Tensor] = [torch.empty(0)] * len(units)
+        t0 = time.perf_counter()
+        for batch in job.batches:
+            stack = torch.stack([units[i].reshape(batch.matrix_shape) for i in batch.slots])
+            out = newton_schulz(stack, schedule, eps=eps, dtype=dtype, method=batch.method)
+            for i, r in zip(batch.slots, out):
+                results[i] = r.reshape(job.box_shapes[i])
+            stats.ns_flops += batch.flops_per_unit * len(batch.slots)
+            stats.ns_units += len(batch.slots)
+        stats.ns_time_s += time.perf_counter() - t0
+        return results
 
     def compute(job: Job, received: Tensor) -> Tensor:
         units = [torch.empty(s, dtype=dtype, device=device) for s in job.box_shapes]
@@ -397,14 +426,15 @@ def orthogonalize(
                 offset += p.numel
         if not units:
             return torch.empty(0, dtype=dtype, device=device)
-        t0 = time.perf_counter()
-        batch = torch.stack([u.reshape(job.matrix_shape) for u in units])
-        result = newton_schulz(batch, schedule, eps=eps, dtype=dtype, method=job.method)
-        stats.ns_time_s += time.perf_counter() - t0
-        stats.ns_flops += job.flops_per_unit * len(units)
-        stats.ns_units += len(units)
-        shaped = [r.reshape(s) for r, s in zip(result, job.box_shapes)]
-        return torch.cat([shaped[p.slot][p.in_unit].reshape(-1) for ps in job.recv for p in ps])
+        results = orthogonalize_units(job, units)
+        return torch.cat([results[p.slot][p.in_unit].reshape(-1) for ps in job.recv for p in ps])
+
+    def compute_local(job: Job) -> None:
+        # Every unit is whole on this rank: read it from the update, write the result back.
+        mine = job.send[job.group.me]
+        units = [updates[p.param][p.local] for p in mine]
+        for p, r in zip(mine, orthogonalize_units(job, units)):
+            outputs[p.param][p.local] = r
 
     def unpack_back(job: Job, returned: Tensor) -> None:
         offset = 0
@@ -424,23 +454,25 @@ def orthogonalize(
     forward = {}
     for jobs in by_group.values():
         for job in jobs[:max_in_flight]:
-            forward[id(job)] = start(job, *pack_forward(job))
+            forward[id(job)] = start(
+                job, pack_forward(job), job.sizes(job.send), job.sizes(job.recv)
+            )
     # Local units need no transfer: orthogonalize them while the first transfers run.
     for job in local_jobs:
-        buffers, _, _ = pack_forward(job)
-        unpack_back(job, compute(job, torch.cat(buffers) if buffers else torch.empty(0)))
+        compute_local(job)
     backward = []
     for job in comm_jobs:
         received, work = forward.pop(id(job))
         wait(work)
         result = compute(job, received)
-        send_sizes = [sum(p.numel for p in ps) for ps in job.recv]
-        recv_sizes = [sum(p.numel for p in ps) for ps in job.send]
-        backward.append((job, *start(job, [result], send_sizes, recv_sizes)))
+        backward.append((job, *start(job, result, job.sizes(job.recv), job.sizes(job.send))))
         group_jobs = by_group[tuple(job.group.ranks)]
         k = position[id(job)] + max_in_flight
         if k < len(group_jobs):
-            forward[id(group_jobs[k])] = start(group_jobs[k], *pack_forward(group_jobs[k]))
+            nxt = group_jobs[k]
+            forward[id(nxt)] = start(
+                nxt, pack_forward(nxt), nxt.sizes(nxt.send), nxt.sizes(nxt.recv)
+            )
     for job, returned, work in backward:
         wait(work)
         unpack_back(job, returned)
