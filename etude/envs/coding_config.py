@@ -1,0 +1,158 @@
+"""The coding loop's configuration (`configs/coding-smol.toml`), parsed strictly: an unknown
+section or key, or a value of the wrong type, is an error naming it."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field, fields, is_dataclass
+from pathlib import Path
+
+from etude.envs.reward import REWARD_KINDS
+from etude.monitor import SEVERITIES
+from etude.rl.distill import ESTIMATORS
+from etude.rl.feedback import DETECTORS
+
+
+@dataclass
+class TaskSettings:
+    """Where tasks come from: an existing `tasks_dir` of synthesized tasks, or else the
+    `repositories` synthesized into `<out_dir>/synth` on the first run."""
+
+    tasks_dir: str = ""
+    repositories: list[str] = field(default_factory=lambda: ["etude/synth/example_repo"])
+    max_candidates: int = 2
+    workers: int = 2
+
+
+@dataclass
+class ModelSettings:
+    """The policy: `backend = "local"` samples from the trained SmolLM2 itself;
+    `"openai"` samples from a server at `base_url` serving the same weights."""
+
+    backend: str = "local"
+    base_url: str = "http://127.0.0.1:8000/v1"
+    served_model: str = "default"
+    max_new_tokens: int = 192
+    temperature: float = 0.8
+    max_context: int = 4096
+
+
+@dataclass
+class RolloutSettings:
+    tasks_per_iteration: int = 2
+    group_size: int = 2
+    concurrency: int = 2
+    max_turns: int = 4
+    max_tokens: int = 768
+    wall_s: float = 300.0
+    command_timeout_s: float = 30.0
+    python_env: bool = True
+    keep_workspaces: bool = False
+
+
+@dataclass
+class RewardSettings:
+    kind: str = "fraction"
+    hack_severity: str = "high"
+    grade_time_limit_s: float = 300.0
+    grade_concurrency: int = 2
+
+
+@dataclass
+class LossSettings:
+    estimator: str = "reverse_kl"
+    teacher_temperature: float = 1.0
+    clip_low: float = 0.2
+    clip_high: float = 0.28
+    effort_alpha: float = 0.0
+    max_tokens: int = 4096
+    weights: dict[str, float] = field(
+        default_factory=lambda: {"monitor": 1.0, "tool_not_found": 0.5, "invalid_arguments": 0.5}
+    )
+
+
+@dataclass
+class FeedbackSettings:
+    detectors: list[str] = field(
+        default_factory=lambda: ["tool_not_found", "invalid_arguments", "repeated_call"]
+    )
+
+
+@dataclass
+class OptimSettings:
+    """`etude.optim.Muon` (AdamW for embeddings and norms). `train_layers`: train only the
+    last N decoder layers and the final norm (0: the whole model), to keep a CPU
+    iteration short."""
+
+    lr: float = 0.002
+    adamw_lr: float = 1e-5
+    weight_decay: float = 0.0
+    train_layers: int = 0
+
+
+@dataclass
+class CodingConfig:
+    seed: int = 0
+    out_dir: str = "runs/coding-smol"
+    iterations: int = 1
+    checkpoint_every: int = 1
+    tasks: TaskSettings = field(default_factory=TaskSettings)
+    model: ModelSettings = field(default_factory=ModelSettings)
+    rollout: RolloutSettings = field(default_factory=RolloutSettings)
+    reward: RewardSettings = field(default_factory=RewardSettings)
+    loss: LossSettings = field(default_factory=LossSettings)
+    feedback: FeedbackSettings = field(default_factory=FeedbackSettings)
+    optim: OptimSettings = field(default_factory=OptimSettings)
+
+
+def _build(cls, data: dict, where: str):
+    known = {f.name: f for f in fields(cls)}
+    unknown = sorted(set(data) - set(known))
+    if unknown:
+        raise ValueError(f"unknown key(s) {unknown} in [{where or 'top level'}]")
+    values = {}
+    for name, value in data.items():
+        default = getattr(cls(), name)
+        if is_dataclass(default):
+            if not isinstance(value, dict):
+                raise ValueError(f"[{name}] must be a table")
+            values[name] = _build(type(default), value, name)
+            continue
+        expected = type(default)
+        ok = isinstance(value, expected) or (expected is float and isinstance(value, int))
+        if not ok or (expected is int and isinstance(value, bool)):
+            raise ValueError(
+                f"{where + '.' if where else ''}{name} must be {expected.__name__}, got {value!r}"
+            )
+        values[name] = float(value) if expected is float else value
+    return cls(**values)
+
+
+def parse_config(data: dict) -> CodingConfig:
+    """A CodingConfig from a parsed TOML document whose `env` is "coding"."""
+    if data.get("env") != "coding":
+        raise ValueError(f"env must be 'coding' for the coding loop, got {data.get('env')!r}")
+    cfg = _build(CodingConfig, {k: v for k, v in data.items() if k != "env"}, "")
+    checks = [
+        (cfg.model.backend in ("local", "openai"), "model.backend must be 'local' or 'openai'"),
+        (cfg.reward.kind in REWARD_KINDS, f"reward.kind must be one of {REWARD_KINDS}"),
+        (cfg.reward.hack_severity in SEVERITIES, f"reward.hack_severity: one of {SEVERITIES}"),
+        (cfg.loss.estimator in ESTIMATORS, f"loss.estimator must be one of {ESTIMATORS}"),
+        (cfg.optim.train_layers >= 0, "optim.train_layers must be >= 0"),
+        (cfg.iterations >= 1, "iterations must be at least 1"),
+        (cfg.rollout.concurrency >= 1, "rollout.concurrency must be at least 1"),
+        (cfg.rollout.group_size >= 1, "rollout.group_size must be at least 1"),
+    ]
+    for ok, message in checks:
+        if not ok:
+            raise ValueError(message)
+    bad = [d for d in cfg.feedback.detectors if d not in DETECTORS]
+    if bad:
+        raise ValueError(f"unknown detector(s) {bad}; known: {', '.join(DETECTORS)}")
+    return cfg
+
+
+def load_config(path: str | Path) -> CodingConfig:
+    """Read and parse the TOML config at `path`."""
+    with open(path, "rb") as f:
+        return parse_config(tomllib.load(f))

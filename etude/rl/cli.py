@@ -1,0 +1,53 @@
+"""`etude rl`: train from a TOML config (dispatching on its `env` field) or run an experiment."""
+
+from __future__ import annotations
+
+import argparse
+import tomllib
+from pathlib import Path
+
+ENVS = ("toolgrid", "coding")
+
+
+def run_config(path: str) -> int:
+    """Train with the config at `path`; its `env` field picks the environment."""
+    file = Path(path)
+    if not file.is_file():
+        raise FileNotFoundError(f"config file {path} does not exist")
+    try:
+        data = tomllib.loads(file.read_text())
+    except tomllib.TOMLDecodeError as err:
+        raise ValueError(f"{path} is not valid TOML: {err}") from err
+    env = data.get("env")
+    if env == "toolgrid":
+        from etude.rl.toolgrid_run import parse_config, train
+
+        cfg = parse_config(data)
+        records = train(cfg)
+        last = [r for r in records if "heldout_success" in r][-1]
+        print(
+            f"held-out success {last['heldout_success']:.2f}, targeted error rate "
+            f"{last['heldout_error_rate']:.3f}; log, plots and policy in {cfg.out_dir}"
+        )
+        return 0
+    if env == "coding":
+        from etude.envs.loop import main as coding_loop
+
+        return coding_loop(data)
+    raise ValueError(f"{path}: unknown env {env!r}; known: {', '.join(ENVS)}")
+
+
+def main(args: argparse.Namespace) -> int:
+    if args.config and args.experiment:
+        raise ValueError("give either --config FILE or `experiment NAME`, not both")
+    if args.experiment:
+        if args.experiment != ["experiment", "toolgrid"]:
+            raise ValueError(
+                f"unknown rl command {' '.join(args.experiment)!r}; try `experiment toolgrid`"
+            )
+        from etude.rl.experiment import main as experiment
+
+        return experiment(args.out, quick=args.quick)
+    if not args.config:
+        raise ValueError("give --config FILE (for example configs/toolgrid.toml)")
+    return run_config(args.config)

@@ -1,0 +1,279 @@
+"""The ToolGrid textual-feedback experiment: arms with the same episode budget, several seeds,
+success on held-out tool registries, paired-by-seed bootstrap intervals against RL only.
+
+Arms (all start from one shared warm-started policy, so seeds vary RL sampling, task order
+and evaluation sampling, not the warm start):
+- rl: the group-relative clipped policy gradient alone;
+- targeted λ=a / λ=b: + λ·KL on the hinted turns only (tool-not-found, invalid-arguments);
+- whole λ=a: the same hints and λ, but the hint goes before the first turn and the KL covers
+  every trainable token of the trajectory;
+- placebo λ=a: targeted, but the hint text is irrelevant.
+
+`etude rl experiment toolgrid` runs it and writes `textual_feedback.json` and a PNG plot.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import multiprocessing as mp
+import random
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import torch
+
+from etude.envs.toolgrid import split_registries
+from etude.rl.toolgrid_run import RunConfig, load_config, train, warm_started_policy
+
+
+def paired_bootstrap(
+    diffs: list[float], n: int = 10_000, seed: int = 0
+) -> tuple[float, float, float]:
+    """Mean of per-seed differences and its 95% percentile bootstrap interval
+    (resampling seeds with replacement)."""
+    if not diffs:
+        raise ValueError("no differences to bootstrap")
+    rng = random.Random(seed)
+    means = sorted(sum(rng.choices(diffs, k=len(diffs))) / len(diffs) for _ in range(n))
+    return sum(diffs) / len(diffs), means[int(0.025 * n)], means[int(0.975 * n) - 1]
+
+
+def episodes_to_reach(evals: list[dict], level: float) -> int | None:
+    """Episodes at the first evaluation whose held-out success is at least `level`."""
+    for r in evals:
+        if r["heldout_success"] >= level:
+            return r["episodes"]
+    return None
+
+
+def arms(base: RunConfig, lambdas: tuple[float, float]) -> dict[str, RunConfig]:
+    """The experiment's arms as configs derived from `base`."""
+    targeted = ("tool_not_found", "invalid_arguments")
+
+    def with_loss(**kw) -> RunConfig:
+        return replace(base, loss=replace(base.loss, **kw))
+
+    a, b = lambdas
+    out = {
+        "rl": with_loss(weights={}),
+        f"targeted λ={a}": with_loss(weights=dict.fromkeys(targeted, a)),
+        f"targeted λ={b}": with_loss(weights=dict.fromkeys(targeted, b)),
+        f"whole-trajectory λ={a}": with_loss(
+            weights=dict.fromkeys(targeted, a), scope="trajectory"
+        ),
+    }
+    placebo = with_loss(weights=dict.fromkeys(targeted, a))
+    out[f"placebo λ={a}"] = replace(placebo, feedback=replace(base.feedback, placebo=True))
+    return out
+
+
+def _run(job: tuple[str, int, RunConfig, dict]) -> tuple[str, int, list[dict], float]:
+    name, seed, cfg, state = job
+    torch.set_num_threads(1)
+    from etude.rl.policy import BytePolicy
+
+    policy = BytePolicy(cfg.model.config())
+    policy.load_state_dict(state)
+    start = time.perf_counter()
+    records = train(cfg, policy=policy, progress=False)
+    return name, seed, records, time.perf_counter() - start
+
+
+def run_experiment(
+    base: RunConfig,
+    seeds: list[int],
+    lambdas: tuple[float, float],
+    out: Path,
+    runs: Path,
+    workers: int = 2,
+) -> dict:
+    """Warm-start once, run every arm × seed (in `workers` processes, logs under `runs`),
+    summarize into `out/textual_feedback.json` and `.png`."""
+    out.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    train_regs, _ = split_registries(
+        base.toolgrid.registry_seed,
+        base.toolgrid.train_registries,
+        base.toolgrid.heldout_registries,
+        base.toolgrid.n_tools,
+    )
+    warm = warm_started_policy(base, train_regs)
+    warm_s = time.perf_counter() - t0
+    state = copy.deepcopy(warm.state_dict())
+    runs.mkdir(parents=True, exist_ok=True)
+    torch.save(state, runs / "warm_start.pt")
+    jobs = []
+    for name, cfg in arms(base, lambdas).items():
+        for seed in seeds:
+            run_dir = runs / run_dir_name(name, seed)
+            jobs.append((name, seed, replace(cfg, seed=seed, out_dir=str(run_dir)), state))
+    results: dict[str, dict[int, list[dict]]] = {}
+    seconds: list[float] = []
+    with mp.get_context("spawn").Pool(workers) as pool:
+        for name, seed, records, s in pool.imap_unordered(_run, jobs):
+            results.setdefault(name, {})[seed] = records
+            seconds.append(s)
+            print(f"done {name} seed {seed} in {s:.0f}s", flush=True)
+    summary = summarize(results, seeds)
+    summary["budget"] = {
+        "episodes_per_run": base.rl.steps * base.rl.tasks_per_step * base.rl.group_size,
+        "rl_steps": base.rl.steps,
+        "tasks_per_step": base.rl.tasks_per_step,
+        "group_size": base.rl.group_size,
+        "seeds": seeds,
+        "warm_start_steps": base.warm_start.steps,
+        "warm_start_seconds": round(warm_s, 1),
+        "run_seconds_median": sorted(seconds)[len(seconds) // 2],
+        "total_seconds": round(time.perf_counter() - t0, 1),
+        "eval_episodes": base.eval.episodes,
+        "heldout_registries": base.toolgrid.heldout_registries,
+    }
+    (out / "textual_feedback.json").write_text(json.dumps(summary, indent=2))
+    plot_experiment(summary, out / "textual_feedback.png")
+    return summary
+
+
+def summarize(results: dict[str, dict[int, list[dict]]], seeds: list[int]) -> dict:
+    """Per arm: held-out success curve (mean over seeds), final success and targeted error
+    rate per seed, episodes to 80%, and paired differences to `rl` with bootstrap CIs."""
+    out: dict = {"arms": {}}
+    for name, by_seed in results.items():
+        evals = {s: [r for r in by_seed[s] if "heldout_success" in r] for s in seeds}
+        xs = [r["episodes"] for r in evals[seeds[0]]]
+        curve = [
+            sum(evals[s][i]["heldout_success"] for s in seeds) / len(seeds) for i in range(len(xs))
+        ]
+        out["arms"][name] = {
+            "episodes": xs,
+            "mean_heldout_success": curve,
+            "final_success": {s: evals[s][-1]["heldout_success"] for s in seeds},
+            "final_error_rate": {s: evals[s][-1]["heldout_error_rate"] for s in seeds},
+            "episodes_to_80pct": {s: episodes_to_reach(evals[s], 0.8) for s in seeds},
+            "final_calls_per_episode": {
+                s: evals[s][-1].get("heldout_calls_per_episode") for s in seeds
+            },
+            "train_error_rate_last": {
+                s: [r for r in by_seed[s] if "step" in r][-1]["error_rate"] for s in seeds
+            },
+        }
+    base = out["arms"]["rl"]
+    for arm in out["arms"].values():
+        for metric in ("final_success", "final_error_rate"):
+            diffs = [arm[metric][s] - base[metric][s] for s in seeds]
+            vals = list(arm[metric].values())
+            mean, lo, hi = paired_bootstrap(diffs)
+            arm[metric + "_mean"] = sum(vals) / len(vals)
+            arm[metric + "_diff_vs_rl"] = {"mean": mean, "ci95": [lo, hi]}
+    return out
+
+
+def run_dir_name(arm: str, seed: int) -> str:
+    return f"{arm.replace(' ', '_').replace('=', '')}_seed{seed}"
+
+
+def summarize_logs(
+    runs: Path, base: RunConfig, seeds: list[int], lambdas: tuple[float, float], out: Path
+) -> dict:
+    """The summary (JSON and plot in `out`) rebuilt from the runs' `log.jsonl` files, for
+    arms whose every seed finished; the arms left out are listed under `incomplete`."""
+    results: dict[str, dict[int, list[dict]]] = {}
+    incomplete = []
+    for name in arms(base, lambdas):
+        logs = [runs / run_dir_name(name, s) / "log.jsonl" for s in seeds]
+        if not all(f.is_file() for f in logs):
+            incomplete.append(name)
+            continue
+        results[name] = {
+            s: [json.loads(line) for line in f.read_text().splitlines()]
+            for s, f in zip(seeds, logs)
+        }
+    if "rl" not in results:
+        raise ValueError(f"the rl arm has not finished in {runs}; nothing to compare against")
+    summary = summarize(results, seeds)
+    summary["incomplete"] = incomplete
+    summary["budget"] = {
+        "episodes_per_run": base.rl.steps * base.rl.tasks_per_step * base.rl.group_size,
+        "rl_steps": base.rl.steps,
+        "tasks_per_step": base.rl.tasks_per_step,
+        "group_size": base.rl.group_size,
+        "seeds": seeds,
+        "warm_start_steps": base.warm_start.steps,
+        "eval_episodes": base.eval.episodes,
+        "heldout_registries": base.toolgrid.heldout_registries,
+    }
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "textual_feedback.json").write_text(json.dumps(summary, indent=2))
+    plot_experiment(summary, out / "textual_feedback.png")
+    return summary
+
+
+def add_tool_use(summary_path: Path, runs: Path, base: RunConfig, seeds: list[int]) -> dict:
+    """For runs logged before evaluation counted tool calls: re-run each final evaluation
+    from the saved `policy.pt` (same tasks, same sampling seed), check it reproduces the
+    logged success, and add calls per episode to the summary."""
+    from etude.rl.policy import BytePolicy
+    from etude.rl.toolgrid_run import eval_tasks, evaluate
+    from etude.rl.trajectory import ByteChat
+
+    torch.set_num_threads(1)
+    summary = json.loads(summary_path.read_text())
+    tasks = eval_tasks(base)
+    for name, arm in summary["arms"].items():
+        calls, mismatches = {}, 0
+        for seed in seeds:
+            run_dir = runs / run_dir_name(name, seed)
+            policy = BytePolicy(base.model.config())
+            policy.load_state_dict(torch.load(run_dir / "policy.pt"))
+            got = evaluate(policy, ByteChat(), tasks, base, seed + 3)
+            calls[str(seed)] = got["heldout_calls_per_episode"]
+            mismatches += got["heldout_success"] != arm["final_success"][str(seed)]
+        arm["final_calls_per_episode"] = calls
+        arm["final_calls_per_episode_mean"] = sum(calls.values()) / len(calls)
+        arm["reevaluation_success_mismatches"] = mismatches
+    summary_path.write_text(json.dumps(summary, indent=2))
+    return summary
+
+
+def plot_experiment(summary: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    for name, arm in summary["arms"].items():
+        ax.plot(arm["episodes"], arm["mean_heldout_success"], "o-", label=name, ms=3)
+    b = summary.get("budget", {})
+    ax.set_xlabel("training episodes")
+    ax.set_ylabel("held-out success (mean over seeds)")
+    ax.set_title(f"ToolGrid, {len(b.get('seeds', []))} seeds, held-out tool registries")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main(out: str, quick: bool = False, config: str = "configs/toolgrid.toml") -> int:
+    """`etude rl experiment toolgrid`: the configured sizes, or a smoke-size run (`quick`)."""
+    base = load_config(config)
+    seeds = [0, 1, 2, 3, 4]
+    if quick:
+        base = replace(
+            base,
+            warm_start=replace(base.warm_start, steps=4, batch=4),
+            rl=replace(base.rl, steps=2, tasks_per_step=2, group_size=2, max_turn_tokens=12),
+            eval=replace(base.eval, every=1, episodes=2),
+            toolgrid=replace(base.toolgrid, train_registries=20, heldout_registries=5),
+        )
+        seeds = [0, 1]
+    summary = run_experiment(base, seeds, (0.5, 2.0), Path(out), Path(base.out_dir) / "experiment")
+    for name, arm in summary["arms"].items():
+        d = arm["final_success_diff_vs_rl"]
+        lo, hi = d["ci95"]
+        print(
+            f"{name:28s} success {arm['final_success_mean']:.3f}  "
+            f"vs rl {d['mean']:+.3f} [{lo:+.3f}, {hi:+.3f}]"
+        )
+    return 0

@@ -1,0 +1,355 @@
+"""`etude rl --config configs/toolgrid.toml`: warm-start the tiny policy on noisy scripted
+demonstrations, then train it on ToolGrid with RL + targeted textual feedback, evaluating on
+held-out tool registries. Writes `log.jsonl` (one record per step and per evaluation),
+`plots.png`, and `policy.pt` under the run directory."""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+import time
+import tomllib
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+
+import torch
+
+from etude.envs.toolgrid import (
+    Episode,
+    Registry,
+    Task,
+    demonstration,
+    sample_task,
+    split_registries,
+    tool_errors,
+)
+from etude.models import MoEConfig
+from etude.rl.feedback import DETECTORS, Hint, detect_all
+from etude.rl.policy import BytePolicy, muon_optimizer
+from etude.rl.sampling import rollout
+from etude.rl.step import StepSettings, rl_step
+from etude.rl.trajectory import ByteChat, Trajectory
+from etude.rl.warmstart import warm_start
+
+PLACEBO_TEXT = "Note: the weather report says it will be mild and dry this afternoon."
+TARGETED = ("tool_not_found", "invalid_arguments")
+
+
+@dataclass
+class ModelSettings:
+    dim: int = 64
+    n_layers: int = 3
+    n_heads: int = 4
+    n_kv_heads: int = 2
+    dense_ffn_dim: int = 256
+    max_seq_len: int = 384
+
+    def config(self) -> MoEConfig:
+        return MoEConfig(
+            vocab_size=256,
+            dim=self.dim,
+            n_layers=self.n_layers,
+            n_heads=self.n_heads,
+            n_kv_heads=self.n_kv_heads,
+            head_dim=self.dim // self.n_heads,
+            n_experts=0,
+            top_k=1,
+            expert_ffn_dim=0,
+            n_shared_experts=0,
+            n_dense_layers=self.n_layers,
+            dense_ffn_dim=self.dense_ffn_dim,
+            max_seq_len=self.max_seq_len,
+        )
+
+
+@dataclass
+class EnvSettings:
+    n_tools: int = 3
+    n_requests: int = 2
+    slack: int = 0
+    train_registries: int = 300
+    heldout_registries: int = 100
+    registry_seed: int = 1234
+
+
+@dataclass
+class WarmStartSettings:
+    steps: int = 600
+    batch: int = 16
+    lr: float = 0.02
+    p_error: float = 0.3
+    p_hint: float = 0.2
+
+
+@dataclass
+class RLSettings:
+    steps: int = 40
+    tasks_per_step: int = 4
+    group_size: int = 8
+    lr: float = 0.005
+    temperature: float = 1.0
+    max_turn_tokens: int = 40
+
+
+@dataclass
+class FeedbackSettings:
+    detectors: list[str] = field(default_factory=lambda: ["tool_not_found", "invalid_arguments"])
+    placebo: bool = False
+
+
+@dataclass
+class EvalSettings:
+    every: int = 10
+    episodes: int = 48
+
+
+@dataclass
+class RunConfig:
+    """Everything a ToolGrid run reads from its TOML file (sections as below)."""
+
+    seed: int = 0
+    out_dir: str = "runs/toolgrid"
+    model: ModelSettings = field(default_factory=ModelSettings)
+    toolgrid: EnvSettings = field(default_factory=EnvSettings)
+    warm_start: WarmStartSettings = field(default_factory=WarmStartSettings)
+    rl: RLSettings = field(default_factory=RLSettings)
+    loss: StepSettings = field(default_factory=StepSettings)
+    feedback: FeedbackSettings = field(default_factory=FeedbackSettings)
+    eval: EvalSettings = field(default_factory=EvalSettings)
+
+
+def _build(cls, data: dict, where: str):
+    known = {f.name: f for f in fields(cls)}
+    unknown = sorted(set(data) - set(known))
+    if unknown:
+        raise ValueError(
+            f"unknown key(s) in [{where}]: {', '.join(unknown)}; known: {', '.join(known)}"
+        )
+    kwargs = {}
+    for key, value in data.items():
+        default = getattr(cls(), key)
+        if hasattr(default, "__dataclass_fields__"):
+            if not isinstance(value, dict):
+                raise ValueError(f"[{where}.{key}] must be a table")
+            value = _build(type(default), value, f"{where}.{key}" if where else key)
+        kwargs[key] = value
+    return cls(**kwargs)
+
+
+def parse_config(data: dict) -> RunConfig:
+    """A RunConfig from a parsed TOML document (the `env` key already checked); unknown keys
+    and unknown detectors are errors."""
+    data = {k: v for k, v in data.items() if k != "env"}
+    cfg = _build(RunConfig, data, "")
+    bad = [d for d in cfg.feedback.detectors if d not in DETECTORS]
+    if bad:
+        raise ValueError(f"unknown detector(s) {bad}; known: {', '.join(DETECTORS)}")
+    if cfg.loss.scope not in ("turn", "trajectory"):
+        raise ValueError(f"[loss] scope must be 'turn' or 'trajectory', got {cfg.loss.scope!r}")
+    return cfg
+
+
+def load_config(path: str | Path) -> RunConfig:
+    with open(path, "rb") as f:
+        data = tomllib.load(f)
+    if data.get("env") != "toolgrid":
+        raise ValueError(
+            f"{path}: env must be 'toolgrid' for this trainer, got {data.get('env')!r}"
+        )
+    return parse_config(data)
+
+
+def _hints(traj: Trajectory, detectors, placebo: bool) -> list[Hint]:
+    found = detect_all(traj, detectors)
+    if placebo:
+        found = [replace(h, text=PLACEBO_TEXT) for h in found]
+    return found
+
+
+def evaluate(policy, tok: ByteChat, tasks, cfg: RunConfig, seed: int) -> dict:
+    """Success rate, targeted error rate (tool-not-found or invalid-argument calls per call)
+    and tool calls per episode of sampled rollouts on `tasks`. (The error rate alone can
+    fall because a policy stops calling tools; calls per episode shows that.)"""
+    gen = torch.Generator().manual_seed(seed)
+    success = errors = calls = 0
+    for task in tasks:
+        ep = Episode(task, cfg.toolgrid.slack)
+        rollout(
+            policy,
+            tok,
+            ep,
+            gen,
+            temperature=cfg.rl.temperature,
+            max_turn_tokens=cfg.rl.max_turn_tokens,
+            max_len=cfg.model.max_seq_len,
+        )
+        success += ep.reward
+        e, c = tool_errors(ep.trajectory())
+        errors, calls = errors + e, calls + c
+    return {
+        "heldout_success": success / len(tasks),
+        "heldout_error_rate": errors / max(calls, 1),
+        "heldout_calls_per_episode": calls / len(tasks),
+    }
+
+
+def eval_tasks(cfg: RunConfig) -> list[Task]:
+    """The fixed evaluation tasks: `cfg.eval.episodes` tasks on held-out registries."""
+    _, heldout = split_registries(
+        cfg.toolgrid.registry_seed,
+        cfg.toolgrid.train_registries,
+        cfg.toolgrid.heldout_registries,
+        cfg.toolgrid.n_tools,
+    )
+    rng = random.Random(cfg.toolgrid.registry_seed + 7)
+    return [
+        sample_task(heldout[i % len(heldout)], cfg.toolgrid.n_requests, rng, f"heldout-{i}")
+        for i in range(cfg.eval.episodes)
+    ]
+
+
+def warm_started_policy(cfg: RunConfig, train: list[Registry], log=None) -> BytePolicy:
+    """A policy trained on `cfg.warm_start.steps` batches of noisy demonstrations."""
+    torch.manual_seed(cfg.seed)
+    policy = BytePolicy(cfg.model.config())
+    opt = muon_optimizer(policy, cfg.warm_start.lr)
+    rng = random.Random(cfg.seed)
+    ws = cfg.warm_start
+
+    def demos(step: int):
+        return [
+            demonstration(
+                sample_task(rng.choice(train), cfg.toolgrid.n_requests, rng),
+                rng,
+                ws.p_error,
+                ws.p_hint,
+            )
+            for _ in range(ws.batch)
+        ]
+
+    warm_start(policy, opt, ByteChat(), demos, ws.steps, on_step=log)
+    return policy
+
+
+def train(cfg: RunConfig, policy: BytePolicy | None = None, progress: bool = True) -> list[dict]:
+    """Run warm start (unless `policy` is given) and RL; returns the log records (also
+    written to `<out_dir>/log.jsonl`)."""
+    from rich.progress import Progress
+
+    out = Path(cfg.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    log_path = out / "log.jsonl"
+    partial = log_path.with_suffix(".jsonl.partial")
+    records: list[dict] = []
+    tok = ByteChat()
+    train_regs, _ = split_registries(
+        cfg.toolgrid.registry_seed,
+        cfg.toolgrid.train_registries,
+        cfg.toolgrid.heldout_registries,
+        cfg.toolgrid.n_tools,
+    )
+    tasks = eval_tasks(cfg)
+    detectors = [DETECTORS[name]() for name in cfg.feedback.detectors]
+    with open(partial, "w") as logf, Progress(disable=not progress) as bar:
+
+        def emit(rec: dict) -> None:
+            records.append(rec)
+            logf.write(json.dumps(rec) + "\n")
+            logf.flush()
+
+        if policy is None:
+            task = bar.add_task("warm start", total=cfg.warm_start.steps)
+            policy = warm_started_policy(
+                cfg, train_regs, lambda s, _loss: bar.update(task, completed=s + 1)
+            )
+        reference = copy.deepcopy(policy).requires_grad_(False) if cfg.loss.ref_kl else None
+        opt = muon_optimizer(policy, cfg.rl.lr)
+        rng = random.Random(cfg.seed + 1)
+        gen = torch.Generator().manual_seed(cfg.seed + 2)
+        episodes = 0
+        emit({"episodes": 0, **evaluate(policy, tok, tasks, cfg, cfg.seed + 3)})
+        task = bar.add_task("RL", total=cfg.rl.steps)
+        for step in range(cfg.rl.steps):
+            start = time.perf_counter()
+            trajs, groups = [], []
+            for g in range(cfg.rl.tasks_per_step):
+                t = sample_task(
+                    rng.choice(train_regs), cfg.toolgrid.n_requests, rng, f"s{step}g{g}"
+                )
+                for _ in range(cfg.rl.group_size):
+                    ep = Episode(t, cfg.toolgrid.slack)
+                    rollout(
+                        policy,
+                        tok,
+                        ep,
+                        gen,
+                        temperature=cfg.rl.temperature,
+                        max_turn_tokens=cfg.rl.max_turn_tokens,
+                        max_len=cfg.model.max_seq_len,
+                    )
+                    trajs.append(ep.trajectory())
+                    groups.append(g)
+            episodes += len(trajs)
+            hints = [_hints(t, detectors, cfg.feedback.placebo) for t in trajs]
+            sample_s = time.perf_counter() - start
+            metrics = rl_step(policy, opt, tok, trajs, groups, hints, cfg.loss, reference)
+            errs = [tool_errors(t) for t in trajs]
+            rec = {
+                "step": step,
+                "episodes": episodes,
+                "reward": sum(t.reward for t in trajs) / len(trajs),
+                "error_rate": sum(e for e, _ in errs) / max(sum(c for _, c in errs), 1),
+                "hints": sum(len(h) for h in hints),
+                "sample_s": round(sample_s, 3),
+                "update_s": round(time.perf_counter() - start - sample_s, 3),
+                **metrics,
+            }
+            if (step + 1) % cfg.eval.every == 0 or step + 1 == cfg.rl.steps:
+                rec.update(evaluate(policy, tok, tasks, cfg, cfg.seed + 3))
+            emit(rec)
+            bar.update(task, completed=step + 1, description=f"RL reward {rec['reward']:.2f}")
+    partial.replace(log_path)  # a log only appears complete once the run is
+    torch.save(policy.state_dict(), out / "policy.pt")
+    plot(records, out / "plots.png")
+    return records
+
+
+def plot(records: list[dict], path: Path) -> None:
+    """Reward (train, held-out), targeted error rate and KL per category against episodes."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
+    steps = [r for r in records if "step" in r]
+    evals = [r for r in records if "heldout_success" in r]
+    x = [r["episodes"] for r in steps]
+    axes[0].plot(x, [r["reward"] for r in steps], label="train reward", alpha=0.6)
+    axes[0].plot(
+        [r["episodes"] for r in evals],
+        [r["heldout_success"] for r in evals],
+        "o-",
+        label="held-out success",
+    )
+    axes[1].plot(x, [r["error_rate"] for r in steps], label="train", alpha=0.6)
+    axes[1].plot(
+        [r["episodes"] for r in evals],
+        [r["heldout_error_rate"] for r in evals],
+        "o-",
+        label="held-out",
+    )
+    cats = sorted({k for r in steps for k in r if k.startswith("kl/")})
+    for c in cats:
+        axes[2].plot(
+            [r["episodes"] for r in steps if c in r], [r[c] for r in steps if c in r], label=c[3:]
+        )
+    for ax, title in zip(axes, ["reward / success", "targeted error rate", "KL per category"]):
+        ax.set_title(title)
+        ax.set_xlabel("episodes")
+        if ax.has_data():
+            ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

@@ -1,0 +1,57 @@
+"""Warm start: supervised training of the policy on demonstrations (trainable tokens only),
+so that RL starts from a policy that can act and can read hints in its context."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from etude.rl.trajectory import ChatTokenizer, Message, tokenize
+
+
+def pad_batch(seqs: list[Tensor], masks: list[Tensor]) -> tuple[Tensor, Tensor]:
+    """Right-pad token sequences [T_i] and masks [T_i] to [B, T_max] (pad token 0, mask False);
+    right padding leaves a causal model's outputs at real positions unchanged."""
+    t = max(len(s) for s in seqs)
+    tokens = torch.zeros(len(seqs), t, dtype=torch.long)
+    mask = torch.zeros(len(seqs), t, dtype=torch.bool)
+    for i, (s, m) in enumerate(zip(seqs, masks)):
+        tokens[i, : len(s)] = s
+        mask[i, : len(m)] = m
+    return tokens, mask
+
+
+def sft_loss(policy, tokens: Tensor, mask: Tensor) -> Tensor:
+    """Mean next-token cross-entropy over positions whose target is trainable. tokens, mask
+    [B, T]."""
+    logits = policy(tokens[:, :-1])
+    target_mask = mask[:, 1:]
+    ce = F.cross_entropy(logits.flatten(0, 1).float(), tokens[:, 1:].flatten(), reduction="none")
+    return (ce * target_mask.flatten()).sum() / target_mask.sum().clamp(min=1)
+
+
+def warm_start(
+    policy,
+    optimizer: torch.optim.Optimizer,
+    tok: ChatTokenizer,
+    demos: Callable[[int], list[list[Message]]],
+    steps: int,
+    on_step: Callable[[int, float], None] | None = None,
+) -> list[float]:
+    """`steps` optimizer steps on batches `demos(step)` (lists of message lists); returns the
+    losses."""
+    losses = []
+    for step in range(steps):
+        tokenized = [tokenize(m, tok) for m in demos(step)]
+        tokens, mask = pad_batch([t.tokens for t in tokenized], [t.trainable for t in tokenized])
+        loss = sft_loss(policy, tokens, mask)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+        if on_step is not None:
+            on_step(step, losses[-1])
+    return losses

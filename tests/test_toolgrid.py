@@ -1,0 +1,183 @@
+"""ToolGrid: the environment's rules, demonstrations, KV-cache sampling, and a miniature
+`etude rl --config` run end to end (log, plots, bad configs)."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+import torch
+
+from etude.cli import main as etude
+from etude.envs.toolgrid import (
+    Episode,
+    Registry,
+    Request,
+    Task,
+    call_message,
+    demonstration,
+    sample_task,
+    split_registries,
+    tool_errors,
+)
+from etude.rl.feedback import DETECTORS, detect_all
+from etude.rl.policy import BytePolicy
+from etude.rl.sampling import rollout
+from etude.rl.toolgrid_run import ModelSettings
+from etude.rl.trajectory import ByteChat, tokenize
+
+REG = Registry((("zop", "add"), ("kav", "neg")))
+TASK = Task(REG, (Request("add", (3, 4)), Request("neg", (2,))), "t")
+
+
+def test_correct_play_earns_the_reward():
+    ep = Episode(TASK)
+    assert ep.messages[0]["content"] == "tools: add=zop neg=kav"
+    ep.step(call_message("zop", {"a": 3, "b": 4}, "x"))
+    assert ep.messages[-1] == {"role": "tool", "tool_call_id": "call_2_0", "content": "7"}
+    ep.step({"role": "assistant", "content": "7"})
+    assert ep.messages[-1] == {"role": "user", "content": "neg 2"}
+    ep.step(call_message("kav", {"a": 2}, "y"))
+    ep.step({"role": "assistant", "content": "-2"})
+    assert ep.done and ep.reward == 1.0
+    assert tool_errors(ep.trajectory()) == (0, 2)
+
+
+def test_errors_and_the_turn_budget():
+    ep = Episode(TASK)
+    ep.step(call_message("qix", {"a": 3, "b": 4}, "x"))
+    assert ep.messages[-1]["content"] == "Tool not found: qix"
+    ep.step(call_message("zop", {"a": 3}, "y"))
+    assert ep.messages[-1]["content"] == "Invalid arguments: expected a, b"
+    ep.step(call_message("zop", {"a": 3, "b": 4}, "z"))
+    ep.step({"role": "assistant", "content": "7"})
+    assert ep.done and ep.reward == 0.0  # four turns used: the budget of two requests
+    traj = ep.trajectory()
+    assert tool_errors(traj) == (2, 3)
+    found = [(h.turn, h.category) for h in detect_all(traj, [d() for d in DETECTORS.values()])]
+    assert found == [(2, "tool_not_found"), (4, "invalid_arguments")]
+
+
+def test_heldout_registries_are_disjoint_from_training():
+    train, heldout = split_registries(0, 50, 20, 3)
+    assert len(set(train)) == 50 and len(set(heldout)) == 20
+    assert not set(train) & set(heldout)
+
+
+def test_demonstrations_solve_the_task_and_carry_hints_in_the_detectors_words():
+    rng = random.Random(0)
+    train, _ = split_registries(0, 20, 5, 3)
+    n_hints = n_errors = 0
+    for _ in range(40):
+        task = sample_task(rng.choice(train), 2, rng)
+        msgs = demonstration(task, rng, p_error=0.5, p_hint=0.3)
+        answers = [
+            m["content"] for m in msgs if m["role"] == "assistant" and not m.get("tool_calls")
+        ]
+        assert answers == [str(r.answer()) for r in task.requests]
+        hints = [
+            m["content"] for m in msgs if m["role"] == "user" and m["content"].startswith("Note:")
+        ]
+        n_hints += len(hints)
+        for h in hints:
+            assert "does not exist. Available tools: " in h or " call has missing " in h
+        n_errors += sum(
+            m["role"] == "tool" and not m["content"].lstrip("-").isdigit() for m in msgs
+        )
+        tokenize(msgs, ByteChat())
+    assert n_hints > 5 and n_errors > 5
+
+
+def _reference_rollout(policy, tok, ep, gen, max_turn_tokens):
+    """Sampling without a cache: a full forward for every token."""
+    while not ep.done:
+        ids = tok.encode(tok.render(ep.messages, add_generation_prompt=True))
+        out = []
+        for _ in range(max_turn_tokens):
+            logits = policy(torch.tensor([ids + out]))[0, -1]
+            nxt = int(torch.multinomial(torch.softmax(logits, -1), 1, generator=gen))
+            if nxt == ord(tok.END):
+                break
+            out.append(nxt)
+        text = tok.decode(out)
+        msg = tok.parse_assistant(text)
+        if tok.render([msg]) != tok.render([{"role": "assistant", "content": text}]):
+            msg = {"role": "assistant", "content": text}
+        ep.step(msg)
+
+
+def test_kv_cache_sampling_equals_sampling_without_cache():
+    torch.manual_seed(0)
+    policy = BytePolicy(
+        ModelSettings(dim=32, n_layers=2, dense_ffn_dim=64, max_seq_len=512).config()
+    )
+    tok = ByteChat()
+    a, b = Episode(TASK), Episode(TASK)
+    with torch.no_grad():
+        rollout(policy, tok, a, torch.Generator().manual_seed(5), max_turn_tokens=12)
+        _reference_rollout(policy, tok, b, torch.Generator().manual_seed(5), 12)
+    assert a.messages == b.messages
+    tt = tokenize(a.messages, tok)  # what was sampled is exactly what trains
+    assert tok.decode(tt.tokens.tolist()) == tok.render(a.messages)
+
+
+TINY_RUN = """
+env = "toolgrid"
+seed = 0
+out_dir = "{out}"
+[model]
+dim = 32
+n_layers = 1
+dense_ffn_dim = 64
+[toolgrid]
+train_registries = 20
+heldout_registries = 5
+[warm_start]
+steps = 4
+batch = 4
+[rl]
+steps = 2
+tasks_per_step = 2
+group_size = 2
+max_turn_tokens = 12
+[loss.weights]
+tool_not_found = 1.0
+[eval]
+every = 1
+episodes = 2
+"""
+
+
+@pytest.mark.slow
+def test_etude_rl_config_trains_and_writes_log_and_plots(tmp_path, capsys):
+    config = tmp_path / "run.toml"
+    config.write_text(TINY_RUN.format(out=tmp_path / "run"))
+    assert etude(["rl", "--config", str(config)]) == 0
+    records = [
+        json.loads(line) for line in (tmp_path / "run" / "log.jsonl").read_text().splitlines()
+    ]
+    steps = [r for r in records if "step" in r]
+    assert [r["episodes"] for r in steps] == [4, 8]
+    assert {"reward", "rl_loss", "frac_distilled", "teacher_gap", "heldout_success"} <= set(
+        steps[-1]
+    )
+    assert (tmp_path / "run" / "plots.png").stat().st_size > 10_000
+    assert "held-out success" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('env = "toolgrid"\n[rl]\nstepz = 3\n', "unknown key(s) in [rl]: stepz"),
+        ('env = "chess"\n', "unknown env 'chess'"),
+        ('env = "toolgrid"\n[feedback]\ndetectors = ["psychic"]\n', "unknown detector(s)"),
+        ("env = ", "not valid TOML"),
+    ],
+)
+def test_bad_configs_exit_nonzero_with_a_message(tmp_path, capsys, text, message):
+    config = tmp_path / "bad.toml"
+    config.write_text(text)
+    assert etude(["rl", "--config", str(config)]) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "runs").exists()
