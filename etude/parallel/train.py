@@ -26,7 +26,7 @@ import resource
 import time
 import tomllib
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -256,9 +256,10 @@ def train(cfg: TrainConfig, resume: bool = False, stop_after: int | None = None)
                         "collective_bytes_by_group": {
                             f"{label}:{kind}": n for (label, kind), n in comm.bytes.items()
                         },
-                        "optimizer_bytes_sent": getattr(
-                            getattr(optimizer, "last_step_stats", None), "bytes_sent", 0
-                        ),
+                        # Muon's telemetry: NS FLOPs, bytes, collectives, waiting, imbalance.
+                        "optimizer": asdict(optimizer.last_step_stats)
+                        if isinstance(optimizer, Muon)
+                        else None,
                         "state_bytes": state,
                         "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                     }

@@ -23,6 +23,7 @@ import resource
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -112,6 +113,15 @@ def _unshare_prefix() -> list[str]:
     return ["unshare", *root, "--net", "--pid", "--fork", "--kill-child"]
 
 
+def _host_paths_under_tmp() -> list[Path]:
+    """This interpreter's environment and etude's source tree, when they sit under /tmp.
+
+    bwrap gives the sandbox a private /tmp, which would hide a virtualenv or a checkout
+    living there (CI clones often do); they are bound back read-only."""
+    roots = {Path(sys.prefix), Path(sys.base_prefix), Path(__file__).parents[2]}
+    return sorted(p.resolve() for p in roots if p.resolve().is_relative_to("/tmp"))
+
+
 def _bwrap_prefix(
     workspace: Path,
     writable: Sequence[Path],
@@ -122,7 +132,7 @@ def _bwrap_prefix(
 ) -> list[str]:
     argv = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     argv += ["--tmpfs", "/tmp", "--tmpfs", "/dev/shm"]
-    for path in readonly:  # only needed under /tmp, which is private inside
+    for path in [*_host_paths_under_tmp(), *readonly]:  # /tmp is private inside
         argv += ["--ro-bind", str(path), str(path)]
     for path in [workspace, *writable]:
         argv += ["--bind", str(path), str(path)]
