@@ -17,10 +17,10 @@ import torch
 from etude.rl.advantages import group_advantages
 from etude.rl.distill import estimate
 from etude.rl.effort import shape_lengths
-from etude.rl.feedback.hints import Hint, HintError, validate_hint
+from etude.rl.feedback.hints import Hint
 from etude.rl.loss import HintKL, distillation_loss, policy_gradient_loss, token_logprobs
-from etude.rl.step import StepSettings
-from etude.rl.teacher import build_query, cached_teacher_logits_hf
+from etude.rl.step import StepSettings, hint_queries
+from etude.rl.teacher import cached_teacher_logits_hf
 from etude.rl.trajectory import HFChat, TemplateError, Trajectory, tokenize
 
 
@@ -67,17 +67,7 @@ def hf_rl_step(
     optimizer.zero_grad(set_to_none=True)
     rl_total, d_total, kl_values, used = 0.0, 0.0, {}, 0
     for row, (i, tt) in enumerate(kept):
-        queries = []
-        for h in hints[i]:
-            if not settings.weights.get(h.category):
-                continue
-            try:
-                validate_hint(trajectories[i], h)
-                queries.append(
-                    build_query(trajectories[i].messages, tt, chat, h, hint_role=settings.hint_role)
-                )
-            except (HintError, TemplateError, ValueError) as err:
-                errors.append(f"trajectory {i}: hint dropped: {err}")
+        queries = hint_queries(trajectories[i], tt, chat, hints[i], settings, errors, i)
         tokens, mask = tt.tokens[None], tt.trainable[None].float()
         out = model(input_ids=tokens, use_cache=bool(queries))
         logprobs = token_logprobs(out.logits, tokens)

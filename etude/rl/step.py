@@ -25,8 +25,14 @@ from etude.rl.loss import (
     reference_kl,
     token_logprobs,
 )
-from etude.rl.teacher import build_query, cached_teacher_logits_moe
-from etude.rl.trajectory import ChatTokenizer, TemplateError, Trajectory, tokenize
+from etude.rl.teacher import TeacherQuery, build_query, cached_teacher_logits_moe
+from etude.rl.trajectory import (
+    ChatTokenizer,
+    TemplateError,
+    TokenizedTrajectory,
+    Trajectory,
+    tokenize,
+)
 from etude.rl.warmstart import pad_batch
 
 
@@ -51,6 +57,40 @@ class StepSettings:
     normalize_std: bool = False
     ref_kl: float = 0.0
     effort_alpha: float = 0.0
+
+
+def hint_queries(
+    trajectory: Trajectory,
+    tt: TokenizedTrajectory,
+    tok: ChatTokenizer,
+    hints: list[Hint],
+    settings: StepSettings,
+    errors: list[str],
+    index: int,
+) -> list[TeacherQuery]:
+    """Teacher queries for the hints of one trajectory whose category has a weight.
+
+    A hint that does not fit (not a policy turn, a template that will not render it) is
+    dropped with a message in `errors`, so the rest of the batch still trains."""
+    queries = []
+    for h in hints:
+        if not settings.weights.get(h.category):
+            continue
+        try:
+            validate_hint(trajectory, h)
+            queries.append(
+                build_query(
+                    trajectory.messages,
+                    tt,
+                    tok,
+                    h,
+                    scope=settings.scope,
+                    hint_role=settings.hint_role,
+                )
+            )
+        except (HintError, TemplateError, ValueError) as err:
+            errors.append(f"trajectory {index}: hint dropped: {err}")
+    return queries
 
 
 def rl_step(
@@ -103,24 +143,7 @@ def rl_step(
 
     terms, gaps, distilled = [], [], 0
     for row, (i, tt) in enumerate(kept):
-        queries = []
-        for h in hints[i]:
-            if not settings.weights.get(h.category):
-                continue
-            try:
-                validate_hint(trajectories[i], h)
-                queries.append(
-                    build_query(
-                        trajectories[i].messages,
-                        tt,
-                        tok,
-                        h,
-                        scope=settings.scope,
-                        hint_role=settings.hint_role,
-                    )
-                )
-            except (HintError, TemplateError, ValueError) as err:
-                errors.append(f"trajectory {i}: hint dropped: {err}")
+        queries = hint_queries(trajectories[i], tt, tok, hints[i], settings, errors, i)
         if not queries:
             continue
         with torch.no_grad():
