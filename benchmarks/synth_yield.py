@@ -5,10 +5,13 @@ Inputs: the sdists of `inflection` and `tabulate` (downloaded with `pip download
 --no-binary :all: --no-deps`, which both include their test suites) and the example
 repository that ships with etude. For each repository the full pipeline runs
 (`etude.synth.pipeline.synthesize`, 2 workers, every candidate); per repository it
-records candidates, valid tasks, rejection reasons, worker- and CPU-minutes, valid tasks
-per CPU-minute and yield (valid / candidates processed). Every valid task is then graded
-twice, with the reference solution (expected 1) and untouched (expected 0), and the
-grading time recorded.
+records candidates (by kind: function/class, method group, module), valid tasks,
+rejection reasons, worker- and CPU-minutes, valid tasks per CPU-minute and yield (valid /
+candidates processed). Every valid task is then graded three times, with the reference
+solution (expected 1), untouched (expected 0) and an always-equal answer (every deleted
+definition returns `unittest.mock.ANY`; expected binary 0 under the equality guard), and
+the grading time recorded. Validation also scores the always-equal stub with the guard off,
+which counts the tasks that exist only because of the guard (equality-only tests).
 
 Side by side: before etude's scrub, each candidate's workspace and venv are copied and
 scrubbed the naive way (`etude.synth.scrub.naive_scrub`: the deletion committed on top of
@@ -33,7 +36,9 @@ from collections import Counter
 from pathlib import Path
 
 from etude.synth.candidate import Settings
+from etude.synth.delete import stub
 from etude.synth.demo import EXAMPLE_REPO
+from etude.synth.executor import map_unordered
 from etude.synth.grade import grade, solved_workspace
 from etude.synth.pipeline import synthesize
 
@@ -66,22 +71,45 @@ def download_sdists() -> list[Path]:
     return [sorted(CACHE.glob(f"{p}-*.tar.gz"))[-1] for p in PACKAGES]
 
 
-def _grading(out: Path, task_names: list[str]) -> list[dict]:
-    rows = []
-    for name in task_names:
-        task_dir = out / "tasks" / name
-        with tempfile.TemporaryDirectory() as tmp:
-            solved = grade(task_dir, solved_workspace(task_dir, Path(tmp) / "solved"))
-        untouched = grade(task_dir, task_dir / "workspace")
-        rows.append(
-            {
-                "task": name,
-                "reference": {"fraction": solved["fraction"], "binary": solved["binary"]},
-                "untouched": {"fraction": untouched["fraction"], "binary": untouched["binary"]},
-                "seconds": [solved["seconds"], untouched["seconds"]],
-            }
-        )
-    return rows
+def _always_equal_answer(task_dir: Path, dest: Path) -> Path:
+    """The task's workspace with the reference's deleted definitions stubbed to return
+    `unittest.mock.ANY` (an object equal to everything)."""
+    task = json.loads((task_dir / "task.json").read_text())
+    shutil.copytree(task_dir / "workspace", dest)
+    names = [e["name"] for e in task["deleted"] if e["kind"] != "module"]
+    for rel in task["modified_files"]:
+        reference = (task_dir / "hidden" / "reference" / rel).read_text()
+        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+        (dest / rel).write_text(stub(reference, names, "always_equal"))
+    return dest
+
+
+def _grade_task(task_dir: str) -> dict:
+    """Grade one task three times: reference solution, untouched, always-equal answer."""
+    task_dir = Path(task_dir)
+    with tempfile.TemporaryDirectory() as tmp:
+        solved = grade(task_dir, solved_workspace(task_dir, Path(tmp) / "solved"))
+        cheat = grade(task_dir, _always_equal_answer(task_dir, Path(tmp) / "cheat"))
+    untouched = grade(task_dir, task_dir / "workspace")
+    task = json.loads((task_dir / "task.json").read_text())
+    unguarded = task["validation"].get("unguarded_stub_always_equal", {})
+    return {
+        "task": task_dir.name,
+        "kind": task["feature_kind"],
+        "reference": {"fraction": solved["fraction"], "binary": solved["binary"]},
+        "untouched": {"fraction": untouched["fraction"], "binary": untouched["binary"]},
+        "always_equal_answer": {"fraction": cheat["fraction"], "binary": cheat["binary"]},
+        # Validation's score of the always-equal stub with the guard off: 1.0 means the
+        # task's tests alone cannot tell it from a solution (the guard makes the task).
+        "always_equal_unguarded_fraction": unguarded.get("fraction"),
+        "seconds": [solved["seconds"], untouched["seconds"], cheat["seconds"]],
+    }
+
+
+def _grading(out: Path, task_names: list[str], workers: int) -> list[dict]:
+    jobs = [str(out / "tasks" / name) for name in task_names]
+    rows = [row for _, row in map_unordered(_grade_task, jobs, executor="local", workers=workers)]
+    return sorted(rows, key=lambda r: r["task"])
 
 
 def _records(out: Path, repo: str) -> list[dict]:
@@ -95,7 +123,9 @@ def _always_equal_only(records: list[dict]) -> int:
     for r in records:
         checks = r.get("validation", {})
         if r["status"] == "rejected" and "stub_always_equal passes" in r["reason"]:
-            others = [v for k, v in checks.items() if k not in ("stub_always_equal", "reference")]
+            others = [
+                v for k, v in checks.items() if k.startswith("stub_") and k != "stub_always_equal"
+            ]
             if checks.get("reference", {}).get("binary") == 1 and all(
                 v["fraction"] < 1 for v in others
             ):
@@ -112,20 +142,24 @@ def main() -> None:
     out = Path(args.out or tempfile.mkdtemp(prefix="etude-synth-bench-"))
     shutil.rmtree(out, ignore_errors=True)
     start = time.perf_counter()
-    summary = synthesize(sources, out, workers=args.workers, settings=Settings(compare_naive=True))
+    settings = Settings(compare_naive=True, measure_guard=True)
+    summary = synthesize(sources, out, workers=args.workers, settings=settings)
     synth_minutes = (time.perf_counter() - start) / 60
     repositories = []
     for repo in summary["repositories"]:
         records = _records(out, repo["repository"])
         naive = [r["naive_scrub_leaks"] for r in records if "naive_scrub_leaks" in r]
         etude_leaks = [r for r in records if r.get("reason", "").startswith("leak")]
-        grading = _grading(out, repo["tasks"])
+        grading = _grading(out, repo["tasks"], args.workers)
         seconds = [s for g in grading for s in g["seconds"]]
         repositories.append(
             {
                 **{k: v for k, v in repo.items() if k != "rejected"},
                 "rejected": repo["rejected"],
                 "rejected_only_by_always_equal_stub": _always_equal_only(records),
+                "valid_only_with_equality_guard": sum(
+                    g["always_equal_unguarded_fraction"] == 1.0 for g in grading
+                ),
                 "candidate_seconds_median": statistics.median(r["wall_s"] for r in records)
                 if records
                 else None,

@@ -9,6 +9,12 @@ forward, on SmolLM2-135M-Instruct, plus the tiny policy's loss throughput.
    interleaved; the maximum difference of their logits is recorded too.
 2. The tiny ToolGrid policy: tokens/s of one full loss computation + update (`rl_step`) on a
    batch of 32 ToolGrid trajectories with tool errors, RL only against RL + targeted KL.
+3. The tiny ToolGrid policy's teacher pass with 1, 2 and 4 hints per trajectory (16
+   trajectories of 4 requests, every call first wrong; 9 repeats, interleaved, after a
+   warm-up): `batched` (`cached_teacher_logits_moe`: every hint of a trajectory in one
+   forward, per-row start positions) against `sequential` (the algorithm it replaced, kept
+   here as the baseline: one forward per hint on one private copy of the prefix, latest
+   insertion point first); the maximum difference of their logits is recorded.
 
 Run: .venv/bin/python benchmarks/teacher_cache.py   (writes benchmarks/results/teacher_cache.json)
 """
@@ -25,10 +31,18 @@ from pathlib import Path
 import torch
 
 from etude.envs.toolgrid import demonstration, sample_task, split_registries
+from etude.models import KVCache
 from etude.rl.feedback import Hint, InvalidArgumentsDetector, ToolNotFoundDetector, detect_all
-from etude.rl.policy import BytePolicy, muon_optimizer
+from etude.rl.policy import BytePolicy, allowed_bytes, muon_optimizer
 from etude.rl.step import StepSettings, rl_step
-from etude.rl.teacher import build_query, cached_teacher_logits_hf, full_teacher_logits, hf_logits
+from etude.rl.teacher import (
+    TeacherQuery,
+    build_query,
+    cached_teacher_logits_hf,
+    cached_teacher_logits_moe,
+    full_teacher_logits,
+    hf_logits,
+)
 from etude.rl.toolgrid_run import ModelSettings
 from etude.rl.trajectory import ByteChat, HFChat, Trajectory, tokenize
 
@@ -145,6 +159,74 @@ def tiny_loss_section(repeats: int) -> dict:
     }
 
 
+def sequential_teacher_logits(model, cache, row: int, queries: list[TeacherQuery]) -> list:
+    """The baseline: one forward per hint. The prefix is copied once into a private cache and
+    hints run from the latest insertion point to the earliest, each overwriting only
+    positions at or after its own, so every later hint still finds its prefix intact."""
+    need = max(q.insert_at + len(q.hint_tokens) + len(q.continuation) for q in queries)
+    prefix = max(q.insert_at for q in queries)
+    own = KVCache.empty(model.config, 1, need, dtype=cache.keys[0].dtype)
+    for mine, theirs in zip(own.keys + own.values, cache.keys + cache.values):
+        mine[:, :prefix] = theirs[row : row + 1, :prefix].detach()
+    out = [None] * len(queries)
+    for i in sorted(range(len(queries)), key=lambda i: -queries[i].insert_at):
+        q = queries[i]
+        new = torch.cat([q.hint_tokens, q.continuation])[None]
+        lh = len(q.hint_tokens)
+        out[i] = model(new, cache=own, start_pos=q.insert_at)[0, lh - 1 : -1]
+    return out
+
+
+def tiny_teacher_batching_section(repeats: int, trajectories: int = 16) -> dict:
+    torch.manual_seed(0)
+    policy = BytePolicy(ModelSettings().config()).eval()
+    tok = ByteChat()
+    train, _ = split_registries(0, 50, 5, 3)
+    rng = random.Random(1)
+    dets = [ToolNotFoundDetector(), InvalidArgumentsDetector()]
+    trajs = []
+    while len(trajs) < trajectories:  # 4 requests, every call first wrong: 4 hinted turns
+        task = sample_task(rng.choice(train), 4, rng)
+        traj = Trajectory(demonstration(task, rng, p_error=1.0, p_hint=0.0))
+        hints = detect_all(traj, dets)
+        if len(hints) == 4:
+            trajs.append((traj, tokenize(traj.messages, tok), hints))
+    tokens = torch.nn.utils.rnn.pad_sequence([tt.tokens for _, tt, _ in trajs], batch_first=True)
+    cache = KVCache.empty(policy.config, len(trajs), tokens.shape[1])
+    allowed = allowed_bytes()
+    result = {"trajectories": len(trajs), "student_tokens": int(tokens.numel()), "by_hints": {}}
+    with torch.no_grad():
+        policy(tokens, cache=cache, start_pos=0)
+        for k in (1, 2, 4):
+            queries = [[build_query(t.messages, tt, tok, h) for h in hs[:k]] for t, tt, hs in trajs]
+            arms = {"batched": cached_teacher_logits_moe, "sequential": sequential_teacher_logits}
+            times = {name: [] for name in arms}
+            outputs = {}
+            for teacher in arms.values():  # warm-up, untimed
+                teacher(policy, cache, 0, queries[0])
+            for _ in range(repeats):
+                for name, teacher in arms.items():
+                    t0 = time.perf_counter()
+                    outputs[name] = [teacher(policy, cache, r, q) for r, q in enumerate(queries)]
+                    times[name].append(time.perf_counter() - t0)
+            diff = max(
+                (a[:, allowed] - b[:, allowed]).abs().max().item()
+                for rows_a, rows_b in zip(outputs["batched"], outputs["sequential"])
+                for a, b in zip(rows_a, rows_b)
+            )
+            med = {name: statistics.median(v) for name, v in times.items()}
+            result["by_hints"][str(k)] = {
+                "teacher_tokens": sum(
+                    len(q.hint_tokens) + len(q.continuation) for qs in queries for q in qs
+                ),
+                "seconds": times,
+                "median_s": med,
+                "speedup_sequential_over_batched": med["sequential"] / med["batched"],
+                "max_abs_logit_diff_allowed_bytes": diff,
+            }
+    return result
+
+
 def main() -> None:
     # one thread: on this shared machine, multi-threaded kernels stall on busy cores
     torch.set_num_threads(1)
@@ -154,6 +236,7 @@ def main() -> None:
         "note": "a shared 2-core machine; other jobs ran meanwhile: absolute times are noisy",
         "smollm2_teacher_pass": smollm2_section(repeats=5),
         "tiny_policy_loss": tiny_loss_section(repeats=5),
+        "tiny_teacher_batching": tiny_teacher_batching_section(repeats=9),
     }
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(result, indent=2))
@@ -163,6 +246,8 @@ def main() -> None:
         )
     )
     print(json.dumps(result["tiny_policy_loss"], indent=2))
+    for k, v in result["tiny_teacher_batching"]["by_hints"].items():
+        print(k, "hints:", {n: v[n] for n in ("median_s", "speedup_sequential_over_batched")})
 
 
 if __name__ == "__main__":

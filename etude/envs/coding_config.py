@@ -27,11 +27,17 @@ class TaskSettings:
 @dataclass
 class ModelSettings:
     """The policy: `backend = "local"` samples from the trained SmolLM2 itself;
-    `"openai"` samples from a server at `base_url` serving the same weights."""
+    `"openai"` samples from an OpenAI-compatible server. With `serve = "llama_cpp"` the loop
+    runs that server itself (llama.cpp on a GGUF of the policy, re-exported and restarted
+    after every update, so rollouts stay on-policy; `base_url` is then unused). With
+    `serve = ""` it uses the server at `base_url`, which keeps serving its own weights: the
+    rollouts are off-policy after the first update, so that needs `off_policy = true`."""
 
     backend: str = "local"
     base_url: str = "http://127.0.0.1:8000/v1"
     served_model: str = "default"
+    serve: str = ""
+    off_policy: bool = False
     max_new_tokens: int = 192
     temperature: float = 0.8
     max_context: int = 4096
@@ -79,6 +85,18 @@ class FeedbackSettings:
 
 
 @dataclass
+class JudgeSettings:
+    """An LLM judge producing hints (category "judge", weighted by `loss.weights["judge"]`)
+    from any OpenAI-compatible chat endpoint at `base_url`; off while `base_url` is empty.
+    A judge that fails or times out is recorded in the iteration summary; the loop goes on."""
+
+    base_url: str = ""
+    served_model: str = "default"
+    max_tokens: int = 256
+    timeout_s: float = 60.0
+
+
+@dataclass
 class OptimSettings:
     """`etude.optim.Muon` (AdamW for embeddings and norms). `train_layers`: train only the
     last N decoder layers and the final norm (0: the whole model), to keep a CPU
@@ -102,6 +120,7 @@ class CodingConfig:
     reward: RewardSettings = field(default_factory=RewardSettings)
     loss: LossSettings = field(default_factory=LossSettings)
     feedback: FeedbackSettings = field(default_factory=FeedbackSettings)
+    judge: JudgeSettings = field(default_factory=JudgeSettings)
     optim: OptimSettings = field(default_factory=OptimSettings)
 
 
@@ -135,6 +154,20 @@ def parse_config(data: dict) -> CodingConfig:
     cfg = _build(CodingConfig, {k: v for k, v in data.items() if k != "env"}, "")
     checks = [
         (cfg.model.backend in ("local", "openai"), "model.backend must be 'local' or 'openai'"),
+        (cfg.model.serve in ("", "llama_cpp"), "model.serve must be '' or 'llama_cpp'"),
+        (
+            cfg.model.backend == "openai" or not cfg.model.serve,
+            "model.serve needs model.backend = 'openai'",
+        ),
+        (
+            cfg.model.backend != "openai" or cfg.model.serve or cfg.model.off_policy,
+            "model.backend = 'openai' with an external server (model.serve = '') trains on "
+            "rollouts from weights the server never updates: set model.serve = 'llama_cpp' "
+            "to sync them after each step, or model.off_policy = true to accept off-policy "
+            "rollouts",
+        ),
+        (cfg.judge.timeout_s > 0, "judge.timeout_s must be > 0"),
+        (cfg.checkpoint_every >= 1, "checkpoint_every must be at least 1"),
         (cfg.reward.kind in REWARD_KINDS, f"reward.kind must be one of {REWARD_KINDS}"),
         (cfg.reward.hack_severity in SEVERITIES, f"reward.hack_severity: one of {SEVERITIES}"),
         (cfg.loss.estimator in ESTIMATORS, f"loss.estimator must be one of {ESTIMATORS}"),

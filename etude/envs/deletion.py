@@ -205,3 +205,56 @@ def _validate(state, repo, work_dir, entities, settings, tasks_root: Path) -> di
     staged.rename(final)
     manifest = json.loads((final / "task.json").read_text())
     return {"status": "valid", "task": str(final), "task_id": manifest["id"]}
+
+
+def parse_feature(text: str) -> tuple[str, str]:
+    """`FILE:NAME` (e.g. `src/textkit/slug.py:slugify`) -> (file, name)."""
+    rel, sep, name = text.rpartition(":")
+    if not sep or not rel or not name.isidentifier():
+        raise SynthError(
+            f"feature {text!r} must be FILE:NAME, a source file of the repository and a "
+            f"top-level name in it (e.g. src/textkit/slug.py:slugify)"
+        )
+    return rel, name
+
+
+def main(
+    repo: str,
+    feature: str,
+    out: str,
+    *,
+    backend: str = "local",
+    endpoint: str = "",
+    model: str = "default",
+    max_turns: int = 12,
+    max_new_tokens: int = 512,
+) -> int:
+    """`etude synth-agent`: one model-made deletion task. Prints the task directory (exit 0)
+    or why the model's deletion was rejected (exit 1); bad input raises SynthError."""
+    from etude.envs.backends import HFBackend, OpenAIBackend
+
+    rel, name = parse_feature(feature)
+    if not Path(repo).is_dir():
+        raise SynthError(f"repository {repo} is not a directory")
+    if not (Path(repo) / rel).is_file():
+        raise SynthError(f"{rel} is not a file of the repository {repo}")
+    if max_turns < 1 or max_new_tokens < 1:
+        raise SynthError("--max-turns and --max-new-tokens must be at least 1")
+    if backend == "openai":
+        if not endpoint:
+            raise SynthError("--backend openai needs --endpoint URL (e.g. http://HOST:PORT/v1)")
+        policy = OpenAIBackend(endpoint, model, max_tokens=max_new_tokens, temperature=0.0)
+    elif backend == "local":
+        from etude.rl.hf_model import load_smollm2
+
+        policy = HFBackend(*load_smollm2(), max_new_tokens=max_new_tokens, temperature=0.0)
+    else:
+        raise SynthError(f"--backend must be 'local' or 'openai', got {backend!r}")
+    budget = Budget(max_turns=max_turns, max_tokens=max_turns * max_new_tokens)
+    record = model_deletion(Path(repo), (rel, name), policy, Path(out), budget=budget)
+    log = Path(out).resolve() / "deletions.jsonl"
+    if record["status"] == "valid":
+        print(f"task {record['task_id']} written to {record['task']} (attempt logged in {log})")
+        return 0
+    print(f"rejected: {record['reason']} (the attempt is logged in {log})")
+    return 1

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 import json
+import shutil
 from pathlib import Path
 
 from rich.console import Console
@@ -25,6 +26,7 @@ def run(out_dir: Path):  # -> etude.demo.DemoSection
 
     out_dir = Path(out_dir).resolve()
     console = Console(stderr=True)
+    shutil.rmtree(out_dir / "run", ignore_errors=True)  # a fresh miniature, not a resume
     summary = synthesize([EXAMPLE_REPO], out_dir / "synth", workers=2, max_candidates=1)
     if not summary["repositories"][0]["tasks"]:
         raise RuntimeError(f"no task synthesized: {summary['repositories'][0]['rejected']}")

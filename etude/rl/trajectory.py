@@ -19,6 +19,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import jinja2
 import torch
 from torch import Tensor
 
@@ -178,12 +179,15 @@ class HFChat:
             self.native_tool_calls = False
 
     def _apply(self, messages: list[Message], add_generation_prompt: bool) -> str:
-        return self.tokenizer.apply_chat_template(
-            messages,
-            tools=self.tools,
-            tokenize=False,
-            add_generation_prompt=add_generation_prompt,
-        )
+        try:
+            return self.tokenizer.apply_chat_template(
+                messages,
+                tools=self.tools,
+                tokenize=False,
+                add_generation_prompt=add_generation_prompt,
+            )
+        except jinja2.TemplateError as err:  # the template's own raise_exception(...)
+            raise TemplateError(f"the chat template refused the trajectory: {err}") from err
 
     def render(self, messages: list[Message], add_generation_prompt: bool = False) -> str:
         if not self.native_tool_calls:

@@ -7,6 +7,10 @@ Isolation, strongest available first:
 - `unshare`: a private network and PID namespace, nothing else (the filesystem is shared).
 - `none`: a warning is issued once; only the resource limits below apply.
 
+The strongest mode that works is used unless one is forced, by `run(..., mode=...)` or the
+environment variable ETUDE_SANDBOX=bwrap|unshare|none (for testing the fallbacks, or where
+a mode misbehaves); forcing a mode that does not work here is an error.
+
 In every mode the command runs in its own session (process group) under rlimits (CPU time,
 address space, file size, no core dumps); the wall-clock timeout and the output-size limit
 kill the whole group. Process count is capped by a pids cgroup where one can be created
@@ -77,30 +81,53 @@ class Completed:
         return f"exit code {self.returncode}: {tail}"
 
 
+MODES = ("bwrap", "unshare", "none")  # strongest first
+MODE_ENV = "ETUDE_SANDBOX"
+
+
 @functools.cache
-def isolation() -> str:
-    """The strongest isolation that works on this machine: 'bwrap', 'unshare' or 'none'."""
+def available_modes() -> tuple[str, ...]:
+    """The isolation modes that work on this machine, strongest first ('none' always)."""
     probe = {"timeout": 20, "capture_output": True, "check": False}
+    found = []
     if shutil.which("bwrap"):
         argv = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
         if (
             subprocess.run([*argv, "--unshare-net", "--unshare-pid", "true"], **probe).returncode
             == 0
         ):
-            return "bwrap"
+            found.append("bwrap")
     if (
         shutil.which("unshare")
         and subprocess.run([*_unshare_prefix(), "true"], **probe).returncode == 0
     ):
-        return "unshare"
-    warnings.warn(
-        "etude.sandbox: neither bubblewrap nor unshare works here; repository code runs "
-        "with resource limits only (network and filesystem are NOT isolated). "
-        "Install bubblewrap (apt-get install -y bubblewrap).",
-        RuntimeWarning,
-        stacklevel=2,
-    )
-    return "none"
+        found.append("unshare")
+    return (*found, "none")
+
+
+def isolation(mode: str | None = None) -> str:
+    """The isolation `run` uses: `mode` if given, else $ETUDE_SANDBOX if set, else the
+    strongest that works ('bwrap', 'unshare' or 'none'). Raises ValueError for an unknown
+    or unavailable forced mode; warns (RuntimeWarning) when the result is 'none'."""
+    forced = mode or os.environ.get(MODE_ENV) or None
+    if forced is not None and forced not in MODES:
+        raise ValueError(f"unknown sandbox mode {forced!r}; choose one of {', '.join(MODES)}")
+    if forced is not None and forced not in available_modes():
+        raise ValueError(
+            f"sandbox mode {forced!r} does not work on this machine; "
+            f"available: {', '.join(available_modes())}"
+        )
+    chosen = forced or available_modes()[0]
+    if chosen == "none":
+        # The default warnings filter shows this once per process.
+        warnings.warn(
+            "etude.sandbox: running repository code without isolation; only resource limits "
+            "apply (network and filesystem are NOT isolated). Install bubblewrap "
+            "(apt-get install -y bubblewrap) or allow unshare.",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    return chosen
 
 
 def cpu_seconds_used() -> float:
@@ -188,6 +215,13 @@ def _has_pids_limit(groups: list[Path]) -> bool:
 
 
 def _kill_cgroup(group: Path) -> None:
+    _kill_members(group)
+    with contextlib.suppress(OSError):
+        group.rmdir()
+
+
+def _kill_members(group: Path) -> None:
+    """SIGKILL every process in `group` until it is empty (at most ~2 s)."""
     for _ in range(100):
         pids = [int(p) for p in (group / "cgroup.procs").read_text().split()]
         if not pids:
@@ -196,8 +230,6 @@ def _kill_cgroup(group: Path) -> None:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         time.sleep(0.02)
-    with contextlib.suppress(OSError):
-        group.rmdir()
 
 
 def _user_process_count() -> int:
@@ -257,6 +289,7 @@ def run(
     cwd: Path | None = None,
     limits: Limits = Limits(),
     stdin: str | None = None,
+    mode: str | None = None,
 ) -> Completed:
     """Run `argv` inside the sandbox with `workspace` writable and its working directory.
 
@@ -264,13 +297,13 @@ def run(
     read (the whole system is readable except /tmp, which is private); `hidden` are
     directories replaced by empty ones inside the sandbox (bwrap only). The environment
     is not inherited: the command gets PATH, a private HOME and TMPDIR, a UTF-8 locale,
-    and `env`.
+    and `env`. `mode` forces an isolation mode (see `isolation`).
     """
     workspace = Path(workspace).resolve()
     if not workspace.is_dir():
         raise FileNotFoundError(f"sandbox workspace {workspace} is not a directory")
     cwd = Path(cwd).resolve() if cwd is not None else workspace
-    mode = isolation()
+    mode = isolation(mode)
     private = Path(tempfile.mkdtemp(prefix="etude-sandbox-"))
     child_env = {
         "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
@@ -331,6 +364,10 @@ def run(
                 timed_out = True
                 _kill_group(proc)
                 proc.wait()
+            # Leftovers that left the session (setsid) would hold the output pipes open;
+            # in mode 'none' only the cgroup still finds them.
+            for group in cgroups:
+                _kill_members(group)
             for reader in readers:
                 reader.join(timeout=10)
             cpu = _cgroup_cpu_seconds(cgroups)

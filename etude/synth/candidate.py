@@ -4,12 +4,14 @@ Steps, in a private directory per candidate (`work/cands/<id>`):
 1. copy the pristine repository, plant a canary in the feature, commit it to git history
    and run the kept tests once, so history, bytecode and caches hold the feature as in a
    real checkout;
-2. delete the feature with libcst, check the package imports, run the kept tests twice
+2. delete the feature with libcst (definitions, methods of a group, or a whole module's
+   file; see plan_deletion), check the package imports, run the kept tests twice
    and split them into fail-to-pass and pass-to-pass (validate.py);
 3. hide the fail-to-pass test files, scrub workspace and venv (scrub.py), audit both for
    the canary and the oracle-only tokens (audit.py);
 4. solvability: the reference restored into a copy passes every test; discrimination:
-   trivial stubs in a copy do not pass the fail-to-pass tests;
+   trivial stubs in a copy do not pass the fail-to-pass tests; both with the grader's
+   equality guard on the deleted public names, exactly as `etude grade` runs them;
 5. stage the task (workspace, hidden store, task.json) under `work/staged/<task id>`.
 """
 
@@ -32,7 +34,7 @@ from etude.synth.errors import SynthError
 from etude.synth.grade import prepare_workspace, score
 from etude.synth.scrub import git, naive_scrub, scrub
 from etude.synth.slice import Candidate, Graph, build_graph
-from etude.synth.task import problem_statement, write_manifest
+from etude.synth.task import definition_node, problem_statement, write_manifest
 from etude.synth.testrun import files_of, run_suite
 from etude.synth.validate import check_collection, check_failure_reasons, split_outcomes
 
@@ -41,13 +43,16 @@ from etude.synth.validate import check_collection, check_failure_reasons, split_
 class Settings:
     """Per-run choices: whether signatures are revealed in the problem statement, whether
     the fail-to-pass test files are hidden from the workspace, time limits, and whether
-    to measure the naive scrub side by side (benchmarks/synth_yield.py)."""
+    to measure the naive scrub and the unguarded always-equal stub side by side
+    (benchmarks/synth_yield.py)."""
 
     reveal_signatures: bool = False
     hide_tests: bool = True
     test_timeout_s: float = 20.0
     suite_timeout_s: float = 300.0
+    slow_test_s: float = 5.0  # baseline tests slower than this (either run) are dropped
     compare_naive: bool = False  # also audit a copy scrubbed the naive way (benchmark)
+    measure_guard: bool = False  # also score the always-equal stub unguarded (benchmark)
 
 
 @dataclass
@@ -81,22 +86,79 @@ def _commit_history(workspace: Path) -> None:
     git(workspace, "commit", "--quiet", "--no-verify", "--allow-empty", "-m", "original")
 
 
-def _write(root: Path, files: dict[str, str]) -> None:
+def _write(root: Path, files: dict[str, str | None]) -> None:
+    """Write each file's text; None removes the file (a deleted module)."""
     for rel, text in files.items():
-        (root / rel).write_text(text)
+        if text is None:
+            (root / rel).unlink(missing_ok=True)
+        else:
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_text(text)
+
+
+def _entity_code(graph: Graph, source: str, key: tuple[str, str]) -> str:
+    """The source lines of a top-level definition or of a method ('Class.method')."""
+    name = key[1]
+    if "." not in name:
+        d = graph.definitions[key]
+        first, last = d.first, d.last
+    else:
+        node = definition_node(source, name)
+        first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+        last = node.end_lineno
+    return "".join(source.splitlines(keepends=True)[first - 1 : last])
 
 
 def _deleted_code(graph: Graph, cand: Candidate, originals: dict[str, str]) -> str:
-    parts = []
-    for key in cand.entities:
-        d = graph.definitions[key]
-        lines = originals[d.file].splitlines(keepends=True)
-        parts.append("".join(lines[d.first - 1 : d.last]))
-    return "\n".join(parts)
+    if cand.kind == "module":
+        return originals[cand.feature[0]]
+    return "\n".join(_entity_code(graph, originals[key[0]], key) for key in cand.entities)
 
 
-def _remaining_text(repo: Repo, deleted_files: dict[str, str]) -> str:
-    parts = list(deleted_files.values())
+@dataclass
+class Deletion:
+    """What deleting a candidate changes: new text per modified file (None: removed),
+    names per file (for canaries and stubs), every name a failure may cite, and the
+    equality guard's "module:qualname" targets."""
+
+    files: dict[str, str | None]
+    by_file: dict[str, set[str]]
+    names: set[str]
+    guard: list[str]
+
+
+def plan_deletion(repo: Repo, graph: Graph, cand: Candidate, originals: dict) -> Deletion:
+    """The deletion of `cand` from the sources `originals` (relative path -> text)."""
+    by_file: dict[str, set[str]] = {}
+    for rel, name in cand.entities:
+        by_file.setdefault(rel, set()).add(name)
+    public = [name.split(".")[-1] for _, name in cand.public]
+    modules, imported = set(), set()
+    if cand.kind == "module":
+        modules = {module_name(repo, cand.feature[0])}
+        imported = {*public, *(m.rsplit(".", 1)[-1] for m in modules)}  # `from pkg import mod`
+    elif cand.kind == "definition":
+        imported = {cand.feature[1]}
+    files: dict[str, str | None] = {}
+    for rel, text in originals.items():
+        if cand.kind == "module" and rel == cand.feature[0]:
+            files[rel] = None
+            continue
+        new = delete_definitions(text, by_file.get(rel, set()), imported, modules)
+        if new != text:
+            files[rel] = new
+    short_modules = {m.rsplit(".", 1)[-1] for m in modules}  # as in "No module named ..."
+    names = {name.split(".")[-1] for _, name in cand.entities} | modules | short_modules
+    guard = [
+        f"{module_name(repo, rel)}:{name}"
+        for rel, name in cand.public
+        if "." in name or graph.definitions[(rel, name)].kind != "constant"
+    ]
+    return Deletion(files, by_file, names, guard)
+
+
+def _remaining_text(repo: Repo, deleted_files: dict[str, str | None]) -> str:
+    parts = [text for text in deleted_files.values() if text is not None]
     for rel in [*repo.source_files, *repo.test_files, *repo.test_support]:
         if rel not in deleted_files:
             parts.append((repo.root / rel).read_text(errors="replace"))
@@ -118,6 +180,9 @@ def _naive_scrub_findings(cdir: Path, workspace: Path, venv: Path, tokens: dict)
 
 def _import_line(repo: Repo, cand: Candidate) -> str:
     rel, name = cand.feature
+    if cand.kind == "module":
+        return f"import {module_name(repo, rel)}"
+    name = name.split(".")[0]  # a method group's class
     for package in repo.packages:
         init = (
             repo.root
@@ -140,7 +205,12 @@ def process(job: Job) -> dict:
     cdir = Path(job.work_dir) / "cands" / hashlib.sha256(cand.id.encode()).hexdigest()[:12]
     shutil.rmtree(cdir, ignore_errors=True)
     cdir.mkdir(parents=True)
-    record = {"candidate": cand.id, "feature": list(cand.feature), "difficulty": cand.difficulty}
+    record = {
+        "candidate": cand.id,
+        "kind": cand.kind,
+        "feature": list(cand.feature),
+        "difficulty": cand.difficulty,
+    }
     try:
         record |= _build(job, repo, cand, cdir, record)
         record["status"] = "valid"
@@ -157,18 +227,10 @@ def process(job: Job) -> dict:
 def _build(job: Job, repo: Repo, cand: Candidate, cdir: Path, record: dict) -> dict:
     settings = job.settings
     graph = build_graph(repo)
-    by_file: dict[str, set[str]] = {}
-    for rel, name in cand.entities:
-        by_file.setdefault(rel, set()).add(name)
-    public = {cand.feature[1]}
     originals = {rel: (repo.root / rel).read_text() for rel in repo.source_files}
-    deleted_files = {}
-    for rel, text in originals.items():
-        new = delete_definitions(text, by_file.get(rel, set()), imported=public)
-        if new != text:
-            deleted_files[rel] = new
+    deletion = plan_deletion(repo, graph, cand, originals)
+    by_file, deleted_files, deleted_names = deletion.by_file, deletion.files, deletion.names
     reference = {rel: originals[rel] for rel in deleted_files}
-    deleted_names = {name for _, name in cand.entities}
 
     workspace, venv = cdir / "workspace", cdir / "venv"
     shutil.copytree(repo.root, workspace, symlinks=True)
@@ -188,7 +250,13 @@ def _build(job: Job, repo: Repo, cand: Candidate, cdir: Path, record: dict) -> d
         raise Rejected(f"planting the canary broke {broken[0]}")
 
     _write(workspace, deleted_files)
-    modules = sorted({module_name(repo, rel) for rel in repo.source_files})
+    modules = sorted(  # a deleted module is not expected to import
+        {
+            module_name(repo, rel)
+            for rel in repo.source_files
+            if deleted_files.get(rel, "") is not None
+        }
+    )
     imports = run(
         [str(env.python_of(venv)), "-c", "; ".join(f"import {m}" for m in modules)],
         workspace,
@@ -250,6 +318,8 @@ def _build(job: Job, repo: Repo, cand: Candidate, cdir: Path, record: dict) -> d
         f2p,
         p2p,
         suite,
+        deletion.guard,
+        settings.measure_guard,
     )
     shutil.copytree(workspace, staging / "workspace", symlinks=True)
 
@@ -259,15 +329,15 @@ def _build(job: Job, repo: Repo, cand: Candidate, cdir: Path, record: dict) -> d
         _import_line(repo, cand),
         f2p,
         settings.reveal_signatures,
+        kind=cand.kind,
+        public=[name for _, name in cand.public],
     )
     reference_code = _deleted_code(graph, cand, originals)
     manifest = {
         "id": staging.name,
         "source": {"repository": repo.name, "origin": repo.source, "revision": repo.revision},
-        "deleted": [
-            {"file": rel, "name": name, "kind": graph.definitions[(rel, name)].kind}
-            for rel, name in cand.entities
-        ],
+        "feature_kind": cand.kind,
+        "deleted": _deleted_entries(repo, graph, cand),
         "modified_files": sorted(reference),
         "tests": {"fail_to_pass": f2p, "pass_to_pass": p2p, "hidden_files": hidden_tests},
         "problem_statement": statement,
@@ -290,7 +360,10 @@ def _build(job: Job, repo: Repo, cand: Candidate, cdir: Path, record: dict) -> d
             "findings": [],
             "searched": ["workspace", "venv"],
         },
-        "limits": {"test_timeout_s": settings.test_timeout_s},
+        "limits": {"test_timeout_s": settings.test_timeout_s, "slow_test_s": settings.slow_test_s},
+        # Loaded by `etude grade` from etude's tree (never the workspace): a test fails when
+        # a target returns an always-equal object (etude/synth/plugin/etude_equality_guard.py).
+        "equality_guard": {"plugin": "etude_equality_guard", "targets": deletion.guard},
         "reference_sha256": hashlib.sha256(reference_code.encode()).hexdigest(),
     }
     write_manifest(staging, manifest)
@@ -303,17 +376,45 @@ def _build(job: Job, repo: Repo, cand: Candidate, cdir: Path, record: dict) -> d
     }
 
 
+def _deleted_entries(repo: Repo, graph: Graph, cand: Candidate) -> list[dict]:
+    entries = []
+    if cand.kind == "module":
+        entries.append(
+            {"file": cand.feature[0], "name": module_name(repo, cand.feature[0]), "kind": "module"}
+        )
+    for rel, name in cand.entities:
+        kind = "method" if "." in name else graph.definitions[(rel, name)].kind
+        entries.append({"file": rel, "name": name, "kind": kind})
+    return entries
+
+
 def _solvability_and_discrimination(
-    workspace, venv, hidden, check_dir, repo, originals, reference, by_file, f2p, p2p, suite
+    workspace,
+    venv,
+    hidden,
+    check_dir,
+    repo,
+    originals,
+    reference,
+    by_file,
+    f2p,
+    p2p,
+    suite,
+    guard,
+    measure_guard,
 ) -> dict:
     """Score the reference restored into a copy of the scrubbed workspace (must be 1) and
-    each trivial stub (must not pass every fail-to-pass test); raises Rejected."""
+    each trivial stub (must not pass every fail-to-pass test), all with the equality guard
+    on `guard` as `etude grade` runs it; raises Rejected. With `measure_guard`, the
+    always-equal stub is also scored without the guard (recorded, not decisive)."""
     variants = {"reference": reference}
     for kind in STUB_BODIES:
         variants[f"stub_{kind}"] = {
             rel: stub(originals[rel], by_file[rel], kind) if rel in by_file else text
             for rel, text in reference.items()
         }
+    if measure_guard:
+        variants["unguarded_stub_always_equal"] = variants["stub_always_equal"]
     checks, failing = {}, None
     for label, files in variants.items():
         shutil.rmtree(check_dir, ignore_errors=True)
@@ -325,6 +426,7 @@ def _solvability_and_discrimination(
             files_of(f2p + p2p if label == "reference" else f2p),
             pythonpath=[check_dir / repo.package_root],  # shadows the venv's editable path
             cache=False,
+            equality_guard=() if label.startswith("unguarded") else guard,
             **suite,
         )
         result = score(graded, f2p, p2p)
@@ -336,6 +438,6 @@ def _solvability_and_discrimination(
     if failing:
         raise Rejected(f"restoring the reference does not pass {failing}", checks)
     for label, check in checks.items():
-        if label != "reference" and check["fraction"] == 1.0:
+        if label.startswith("stub_") and check["fraction"] == 1.0:
             raise Rejected(f"the trivial stub {label} passes every fail-to-pass test", checks)
     return checks

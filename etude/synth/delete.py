@@ -1,9 +1,11 @@
 """Source rewrites with libcst (formatting and comments preserved): deleting a feature,
 planting canaries in it, and replacing it by trivial stubs.
 
-All functions take and return module source text. Deletion removes top-level definitions,
-the import aliases and `__all__` entries naming them, import-time registrations (bare call
-statements) that mention them, and imports that only the deleted code used.
+All functions take and return module source text. Names are top-level definitions, or
+methods written "Class.method" (the class stays). Deletion removes the definitions, the
+import aliases and `__all__` entries naming them, imports of deleted modules,
+import-time registrations (bare call statements) that mention them, and imports that only
+the deleted code used.
 """
 
 from __future__ import annotations
@@ -70,11 +72,48 @@ def _without_all_entries(small: cst.Assign, names: set[str]) -> cst.Assign:
     return small.with_changes(value=value.with_changes(elements=kept))
 
 
-def delete_definitions(source: str, names: Iterable[str], imported: Iterable[str] = ()) -> str:
-    """Delete top-level `names` defined in this module, and import aliases of `imported`
-    names (deleted from other modules of the package) with their uses in `__all__` and
-    registrations; then drop imports that only the deleted code used."""
-    names, imported = set(names), set(imported)
+def _split_names(names: Iterable[str]) -> tuple[set[str], dict[str, set[str]]]:
+    """Top-level names, and method names by class, from names like 'f' and 'C.m'."""
+    top, methods = set(), {}
+    for name in names:
+        owner, _, method = name.rpartition(".")
+        if owner:
+            methods.setdefault(owner, set()).add(method)
+        else:
+            top.add(name)
+    return top, methods
+
+
+def _without_methods(cls: cst.ClassDef, methods: set[str]) -> tuple[cst.ClassDef, set[str]]:
+    """`cls` without `methods` (a `pass` if nothing is left), and the names they used."""
+    used, kept = set(), []
+    for member in cls.body.body:
+        if isinstance(member, cst.FunctionDef) and member.name.value in methods:
+            used |= _names_in(member)
+        else:
+            kept.append(member)
+    if not kept:
+        kept = [cst.SimpleStatementLine([cst.Pass()])]
+    return cls.with_changes(body=cls.body.with_changes(body=kept)), used
+
+
+def _imports_deleted_module(small: cst.ImportFrom, modules: set[str]) -> bool:
+    if small.module is None:
+        return False
+    name = cst.Module([]).code_for_node(small.module)
+    if not small.relative:
+        return name in modules
+    return any(m == name or m.endswith(f".{name}") for m in modules)
+
+
+def delete_definitions(
+    source: str, names: Iterable[str], imported: Iterable[str] = (), modules: Iterable[str] = ()
+) -> str:
+    """Delete `names` defined in this module (top-level definitions, or 'Class.method'),
+    import aliases of `imported` names (deleted from other modules of the package) with
+    their uses in `__all__` and registrations, and imports of the deleted `modules`
+    (dotted names); then drop imports that only the deleted code used."""
+    (names, methods), imported, modules = _split_names(names), set(imported), set(modules)
     gone = names | imported
     module = cst.parse_module(source)
     used_by_deleted: set[str] = set()
@@ -83,6 +122,9 @@ def delete_definitions(source: str, names: Iterable[str], imported: Iterable[str
         if isinstance(stmt, cst.FunctionDef | cst.ClassDef) and stmt.name.value in names:
             used_by_deleted |= _names_in(stmt)
             continue
+        if isinstance(stmt, cst.ClassDef) and stmt.name.value in methods:
+            stmt, used = _without_methods(stmt, methods[stmt.name.value])
+            used_by_deleted |= used
         if isinstance(stmt, cst.SimpleStatementLine):
             smalls = []
             for small in stmt.body:
@@ -93,7 +135,13 @@ def delete_definitions(source: str, names: Iterable[str], imported: Iterable[str
                 if target == "__all__" and isinstance(small, cst.Assign):
                     small = _without_all_entries(small, gone)
                 elif isinstance(small, cst.ImportFrom):
+                    if _imports_deleted_module(small, modules):
+                        continue
                     small = _keep_aliases(small, lambda a: _imported_name(a) not in imported)
+                elif isinstance(small, cst.Import):
+                    small = _keep_aliases(
+                        small, lambda a: cst.Module([]).code_for_node(a.name) not in modules
+                    )
                 elif isinstance(small, cst.Expr) and _names_in(small) & gone:
                     continue  # an import-time registration of the deleted feature
                 if small is not None:
@@ -144,32 +192,37 @@ def _with_first_statement(block: cst.IndentedBlock, statement: str) -> cst.Inden
 
 
 def plant_canary(source: str, names: Iterable[str], canary: str) -> str:
-    """Insert `_etude_canary = "<canary>"` into each top-level function and class in
-    `names`: a string that reaches bytecode and caches if the code ever ran."""
-    names = set(names)
+    """Insert `_etude_canary = "<canary>"` into each top-level function and class, and
+    each method, in `names`: a string that reaches bytecode and caches if the code ran."""
+    top, methods = _split_names(names)
     statement = f"_etude_canary = {canary!r}\n"
 
-    class Plant(cst.CSTTransformer):
-        def leave_FunctionDef(self, original, updated):
-            return self._plant(original, updated)
-
-        def leave_ClassDef(self, original, updated):
-            return self._plant(original, updated)
-
-        def _plant(self, original, updated):
-            top = any(original is s for s in module.body)
-            if top and updated.name.value in names and isinstance(updated.body, cst.IndentedBlock):
-                return updated.with_changes(body=_with_first_statement(updated.body, statement))
-            return updated
+    def planted(node):
+        if isinstance(node.body, cst.IndentedBlock):
+            return node.with_changes(body=_with_first_statement(node.body, statement))
+        return node
 
     module = cst.parse_module(source)
-    return module.visit(Plant()).code
+    body = []
+    for stmt in module.body:
+        if isinstance(stmt, cst.FunctionDef | cst.ClassDef) and stmt.name.value in top:
+            stmt = planted(stmt)
+        elif isinstance(stmt, cst.ClassDef) and stmt.name.value in methods:
+            wanted = methods[stmt.name.value]
+            members = [
+                planted(s) if isinstance(s, cst.FunctionDef) and s.name.value in wanted else s
+                for s in stmt.body.body
+            ]
+            stmt = stmt.with_changes(body=stmt.body.with_changes(body=members))
+        body.append(stmt)
+    return module.with_changes(body=body).code
 
 
 def stub(source: str, names: Iterable[str], kind: str) -> str:
-    """Replace the body of each top-level function in `names`, and of every method of each
-    class in `names`, by the trivial stub `kind` (see STUB_BODIES); docstrings stay."""
-    names = set(names)
+    """Replace the body of each top-level function in `names`, of every method of each
+    class in `names`, and of each 'Class.method' in `names`, by the trivial stub `kind`
+    (see STUB_BODIES); docstrings stay."""
+    names, methods = _split_names(names)
     stub_body = STUB_BODIES[kind]
 
     def stubbed(fn: cst.FunctionDef) -> cst.FunctionDef:
@@ -188,8 +241,14 @@ def stub(source: str, names: Iterable[str], kind: str) -> str:
     for stmt in module.body:
         if isinstance(stmt, cst.FunctionDef) and stmt.name.value in names:
             stmt = stubbed(stmt)
-        elif isinstance(stmt, cst.ClassDef) and stmt.name.value in names:
-            members = [stubbed(s) if isinstance(s, cst.FunctionDef) else s for s in stmt.body.body]
+        elif isinstance(stmt, cst.ClassDef) and stmt.name.value in names | set(methods):
+            wanted = methods.get(stmt.name.value)
+            members = [
+                stubbed(s)
+                if isinstance(s, cst.FunctionDef) and (wanted is None or s.name.value in wanted)
+                else s
+                for s in stmt.body.body
+            ]
             stmt = stmt.with_changes(body=stmt.body.with_changes(body=members))
         body.append(stmt)
     return module.with_changes(body=body).code

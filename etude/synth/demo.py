@@ -1,5 +1,6 @@
 """The synth part's miniature for `etude demo`: a few tasks from the shipped example
-repository, their audit results, and the grader scoring the reference solution (1) and
+repository (one of each kind: function or class, whole module, method group), their audit
+results, and the grader scoring the reference solution (1) and
 the untouched workspace (0)."""
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ def run(out_dir: Path):  # -> etude.demo.DemoSection
     for name in repo["tasks"]:
         task = json.loads((out_dir / "synth" / "tasks" / name / "task.json").read_text())
         rows.append(
-            f"<tr><td>{html.escape(name)}</td><td>{len(task['tests']['fail_to_pass'])}</td>"
+            f"<tr><td>{html.escape(name)}</td><td>{task['feature_kind']}</td>"
+            f"<td>{len(task['tests']['fail_to_pass'])}</td>"
             f"<td>{len(task['tests']['pass_to_pass'])}</td><td>{task['audit']['tokens']}</td>"
             f"<td>{len(task['audit']['findings'])}</td><td>{task['difficulty']['score']}</td></tr>"
         )
@@ -35,7 +37,7 @@ def run(out_dir: Path):  # -> etude.demo.DemoSection
     untouched = grade(task_dir, task_dir / "workspace")
     (out_dir / "grades.json").write_text(json.dumps([solved, untouched], indent=2))
     table = (
-        "<table><tr><th>task</th><th>fail-to-pass</th><th>pass-to-pass</th>"
+        "<table><tr><th>task</th><th>kind</th><th>fail-to-pass</th><th>pass-to-pass</th>"
         "<th>audit tokens</th><th>leaks found</th><th>difficulty</th></tr>"
         + "".join(rows)
         + "</table>"

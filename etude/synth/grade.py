@@ -5,7 +5,9 @@ packaging configuration, sitecustomize/usercustomize and .pth file in it is disc
 the hidden store's tests and configuration are put back, so edits to tests or test
 configuration do not count. A fresh venv is built from the task's pinned requirements (the
 agent's environment is not trusted either), and the fail-to-pass and pass-to-pass tests
-run in the sandbox with a time limit.
+run in the sandbox with a time limit, with the task's equality guard on (a test fails when
+a deleted public function, method or class returns an always-equal object; the plugin is
+loaded from etude's tree, not the workspace).
 
 Reward: `fraction` is the share of fail-to-pass tests that pass; `binary` is 1 when every
 fail-to-pass and every pass-to-pass test passes.
@@ -95,6 +97,7 @@ def grade(task_dir: Path, workspace: Path, *, time_limit_s: float = 600.0) -> di
             test_timeout_s=task["limits"]["test_timeout_s"],
             limits=Limits(wall_s=time_limit_s),
             cache=False,
+            equality_guard=task.get("equality_guard", {}).get("targets", []),
         )
         result = score(suite, tests["fail_to_pass"], tests["pass_to_pass"])
     result |= {"task": task["id"], "seconds": round(time.perf_counter() - start, 2)}

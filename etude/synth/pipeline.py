@@ -31,7 +31,7 @@ from etude.synth.candidate import Job, Settings, process
 from etude.synth.discover import Repo, prepare
 from etude.synth.errors import SynthError
 from etude.synth.executor import map_unordered
-from etude.synth.slice import slice_candidates
+from etude.synth.slice import KINDS, Candidate, slice_candidates
 
 
 def _cpu_seconds() -> float:
@@ -59,7 +59,10 @@ def repo_phase(args: tuple[str, str, Settings]) -> dict:
         state_file = work_dir / "repo_state.json"
         if state_file.exists():
             state = json.loads(state_file.read_text())
-            if state["repo"]["revision"] == repo.revision:
+            if (
+                state["repo"]["revision"] == repo.revision
+                and state.get("slow_test_s") == settings.slow_test_s
+            ):
                 shutil.rmtree(staging, ignore_errors=True)
                 return state
         shutil.rmtree(work_dir, ignore_errors=True)
@@ -70,16 +73,18 @@ def repo_phase(args: tuple[str, str, Settings]) -> dict:
             work_dir,
             test_timeout_s=settings.test_timeout_s,
             suite_timeout_s=settings.suite_timeout_s,
+            slow_test_s=settings.slow_test_s,
         )
         (work_dir / "environment.txt").write_text(tree_text(work_dir / "base" / "venv"))
         candidates, rejections = slice_candidates(repo, base.lines, base.kept)
-        candidates.sort(key=lambda c: (-c.difficulty, c.id))
+        candidates = hardest_first_by_kind(candidates)
         state = {
             "repo": repo.to_json(),
             "kept": base.kept,
             "dropped": base.dropped,
             "extras": list(base.extras),
             "requirements": base.requirements,
+            "slow_test_s": settings.slow_test_s,
             "candidates": [c.to_json() for c in candidates],
             "slice_rejections": [
                 {"candidate": f"{r.feature[0]}:{r.feature[1]}", "reason": r.reason}
@@ -94,6 +99,19 @@ def repo_phase(args: tuple[str, str, Settings]) -> dict:
     except SynthError as err:
         shutil.rmtree(staging, ignore_errors=True)
         return {"error": str(err), "source": source}
+
+
+def hardest_first_by_kind(candidates: list[Candidate]) -> list[Candidate]:
+    """Candidates hardest first, taken in turn from each kind (definition, module, method
+    group; see slice.KINDS), so that `--max-candidates N` samples every kind."""
+    queues = [
+        sorted((c for c in candidates if c.kind == kind), key=lambda c: (-c.difficulty, c.id))
+        for kind in KINDS
+    ]
+    ordered = []
+    for turn in range(max(map(len, queues), default=0)):
+        ordered += [queue[turn] for queue in queues if turn < len(queue)]
+    return ordered
 
 
 def candidate_phase(job: Job) -> dict:
@@ -146,7 +164,7 @@ def synthesize(
         jobs, done = [], {}
         for state in states:
             work_dir = work_root / Repo.from_json(state["repo"]).name
-            for cand in state["candidates"][:max_candidates]:  # hardest first
+            for cand in state["candidates"][:max_candidates]:  # hardest first, kinds in turn
                 stored = work_dir / "results" / f"{cand['id']}.json"
                 if stored.exists():
                     done.setdefault(state["repo"]["name"], []).append(
@@ -217,6 +235,13 @@ def _publish(state: dict, records: list[dict], tasks_root: Path) -> dict:
         "candidates": processed,
         "not_processed": len(state["candidates"]) - processed,
         "sliced_out": len(state["slice_rejections"]),
+        "candidates_by_kind": dict(
+            Counter(c.get("kind", "definition") for c in state["candidates"])
+        ),
+        "processed_by_kind": dict(Counter(r.get("kind", "definition") for r in records)),
+        "valid_by_kind": dict(
+            Counter(r.get("kind", "definition") for r in records if r["status"] == "valid")
+        ),
         "valid": len(published),
         "yield": round(len(published) / processed, 3) if processed else 0.0,
         "tasks": published,
@@ -240,6 +265,7 @@ def main(
     executor: str,
     reveal_signatures: bool,
     max_candidates: int | None,
+    slow_test_limit: float = 5.0,
 ) -> int:
     """`etude synth`: run the pipeline, print a per-repository table; exit 1 when any
     source could not be used (its error is printed), 0 otherwise."""
@@ -247,8 +273,12 @@ def main(
 
     if workers < 1:
         raise SynthError(f"--workers must be at least 1, got {workers}")
+    if not slow_test_limit > 0:
+        raise SynthError(
+            f"--slow-test-limit must be a positive number of seconds, got {slow_test_limit}"
+        )
     console = Console(stderr=True)
-    settings = Settings(reveal_signatures=reveal_signatures)
+    settings = Settings(reveal_signatures=reveal_signatures, slow_test_s=slow_test_limit)
     summary = synthesize(
         [Path(s) for s in sources],
         Path(out),

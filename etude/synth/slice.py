@@ -1,5 +1,11 @@
-"""Slicing candidate features out of a package: a public function or class plus the
-private helpers that only it uses (its dependency closure), and the tests that run it.
+"""Slicing candidate features out of a package, each with the private helpers only it uses
+(its dependency closure) and the tests that run it. Three kinds:
+
+- `definition`: a public top-level function or class (or a private one the tests name);
+- `methods`: a method group, the public methods of one class that share covering tests,
+  with the class's private methods and module helpers only they use (the class stays);
+- `module`: a whole module (not a package `__init__`) with at least two public
+  definitions, none of which other package code uses (re-exports do not count).
 
 The reference graph is built from the AST of every package module. Names are resolved
 through `from x import y` and `import x as m; m.y` within the package, so a helper used
@@ -18,6 +24,9 @@ from etude.synth.discover import Repo, module_name
 
 MODULE_CODE = "<module"  # prefix of module-level statement nodes: '<module:LINE>'
 Key = tuple[str, str]  # (source file relative to the repo root, top-level name)
+# A method is keyed (file, "Class.method"); a whole module (file, MODULE_FEATURE).
+MODULE_FEATURE = "*"
+KINDS = ("definition", "module", "methods")
 
 
 @dataclass(frozen=True)
@@ -39,7 +48,9 @@ class Definition:
 @dataclass
 class Candidate:
     """A feature to delete: `feature` and its exclusive `helpers`, the tests that run it,
-    and the size figures its difficulty is scored from."""
+    and the size figures its difficulty is scored from. `kind` is one of KINDS; for a
+    method group `feature` is its first public method, for a module it is
+    (file, MODULE_FEATURE) and `helpers` are every top-level definition of the module."""
 
     id: str
     feature: Key
@@ -49,10 +60,25 @@ class Candidate:
     files: int
     depth: int
     difficulty: float
+    kind: str = "definition"
 
     @property
     def entities(self) -> list[Key]:
+        """Everything deleted (a module's file goes too, see `kind`)."""
+        if self.kind == "module":
+            return list(self.helpers)
         return [self.feature, *self.helpers]
+
+    @property
+    def public(self) -> list[Key]:
+        """The deleted entities the tests and the agent know by name: the feature, the
+        public methods of a group, the public definitions of a module."""
+        named = [e for e in self.entities if not e[1].split(".")[-1].startswith("_")]
+        if self.kind == "methods":
+            named = [e for e in named if "." in e[1]]
+        if self.kind == "module":
+            return named
+        return [self.feature, *(e for e in named if e != self.feature)]
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -73,6 +99,7 @@ class Graph:
     references: dict[Key, set[Key]] = field(default_factory=dict)
     referrers: dict[Key, set[Key]] = field(default_factory=dict)
     registrations: set[Key] = field(default_factory=set)  # bare calls at import time
+    bindings: dict = field(default_factory=dict)  # per file: name -> (file, name | None)
 
 
 def _module_files(repo: Repo) -> dict[str, str]:
@@ -141,6 +168,7 @@ def build_graph(repo: Repo) -> Graph:
     graph = Graph()
     trees = {rel: ast.parse((repo.root / rel).read_bytes()) for rel in repo.source_files}
     bindings = {rel: _bindings(repo, rel, tree, modules) for rel, tree in trees.items()}
+    graph.bindings = bindings
     bodies: dict[Key, list[ast.AST]] = {}
     for rel, tree in trees.items():
         defined = _definitions(rel, tree)
@@ -209,8 +237,9 @@ class Rejection:
 def slice_candidates(
     repo: Repo, lines: LineMap, kept: list[str]
 ) -> tuple[list[Candidate], list[Rejection]]:
-    """Every function and class that can be deleted on its own, with its tests: public
-    ones, and private ones that the tests name directly (tested internals)."""
+    """Every feature that can be deleted on its own, with its tests (see KINDS): public
+    functions and classes, and private ones the tests name directly (tested internals);
+    method groups; whole modules. `lines` maps file -> line -> covering test ids."""
     graph = build_graph(repo)
     kept_set = set(kept)
     named_by_tests = _names_in_tests(repo)
@@ -240,7 +269,6 @@ def slice_candidates(
         size = sum(graph.definitions[m].last - graph.definitions[m].first + 1 for m in closure)
         files = len({m[0] for m in closure})
         depth = _depth(key, set(closure), graph)
-        difficulty = math.log2(1 + size) + depth + (files - 1) + 0.5 * math.log2(1 + len(tests))
         module = module_name(repo, key[0])
         candidates.append(
             Candidate(
@@ -251,10 +279,235 @@ def slice_candidates(
                 lines=size,
                 files=files,
                 depth=depth,
-                difficulty=round(difficulty, 2),
+                difficulty=_difficulty(size, depth, files, len(tests)),
             )
         )
+    whole_classes = {c.feature for c in candidates}
+    uses = _attribute_uses(repo)
+    for rel in repo.source_files:
+        tree = ast.parse((repo.root / rel).read_bytes())
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef):
+                found, why = _method_groups(
+                    repo, graph, rel, node, uses, lines, kept_set, (rel, node.name) in whole_classes
+                )
+                candidates += found
+                rejections += why
+        if not rel.endswith("__init__.py"):
+            found, why = _module_candidate(repo, graph, rel, lines, kept_set)
+            candidates += found
+            rejections += why
     return candidates, rejections
+
+
+def _difficulty(lines: int, depth: int, files: int, tests: int) -> float:
+    return round(math.log2(1 + lines) + depth + (files - 1) + 0.5 * math.log2(1 + tests), 2)
+
+
+def _owner_of(rel: str, tree: ast.Module) -> dict[int, str]:
+    """id(node) -> the part of `rel` holding it: a top-level name, 'Class.method', or a
+    module-code pseudo-node; every AST node of the file is mapped."""
+    owners: dict[int, str] = {}
+    for top in tree.body:
+        name = getattr(top, "name", None) or f"{MODULE_CODE}:{top.lineno}>"
+        for node in ast.walk(top):
+            owners[id(node)] = name
+        if isinstance(top, ast.ClassDef):
+            for member in top.body:
+                if isinstance(member, ast.FunctionDef | ast.AsyncFunctionDef):
+                    for node in ast.walk(member):
+                        owners[id(node)] = f"{top.name}.{member.name}"
+    return owners
+
+
+def _attribute_uses(repo: Repo) -> dict[str, set[Key]]:
+    """Method name -> the parts of the package that may call it: an attribute `x.name`, a
+    string literal 'name' (getattr) and a bare name in a class body (`alias = name`).
+    Conservative: any of them anywhere counts as a use of every method so named."""
+    uses: dict[str, set[Key]] = {}
+    for rel in repo.source_files:
+        tree = ast.parse((repo.root / rel).read_bytes())
+        owners = _owner_of(rel, tree)
+        for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)):
+            for stmt in cls.body:
+                if not isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+                    for node in ast.walk(stmt):
+                        if isinstance(node, ast.Name):
+                            uses.setdefault(node.id, set()).add((rel, cls.name))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute):
+                name = node.attr
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                name = node.value
+            else:
+                continue
+            if id(node) in owners:
+                uses.setdefault(name, set()).add((rel, owners[id(node)]))
+    return uses
+
+
+def _method_groups(
+    repo: Repo,
+    graph: Graph,
+    rel: str,
+    cls: ast.ClassDef,
+    uses: dict[str, set[Key]],
+    lines: LineMap,
+    kept: set[str],
+    class_is_candidate: bool,
+) -> tuple[list[Candidate], list[Rejection]]:
+    """Method groups of `cls`: public methods that no other code calls, grouped when they
+    share a covering test, each with the private methods and module helpers only it uses.
+    A group of every public method is left out when the class itself is a candidate."""
+    methods = {n.name: n for n in cls.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
+    rejections, eligible = [], {}
+    for name, node in methods.items():
+        if name.startswith("_"):
+            continue
+        key = (rel, f"{cls.name}.{name}")
+        users = sorted(f"{u[0]}:{u[1]}" for u in uses.get(name, set()) if u != key)
+        if users:
+            rejections.append(Rejection(key, f"used by other code: {', '.join(users[:3])}"))
+            continue
+        tests = tests_covering(lines, rel, node.body[0].lineno, node.end_lineno) & kept
+        if not tests:
+            rejections.append(Rejection(key, "no kept test runs it"))
+            continue
+        eligible[name] = tests
+    groups = _components(eligible)
+    public = [n for n in methods if not n.startswith("_")]
+    found = []
+    for group in groups:
+        if class_is_candidate and set(group) == set(public):
+            continue
+        members = [(rel, f"{cls.name}.{n}") for n in sorted(group)]
+        helpers = _method_helpers(graph, rel, cls, methods, members, uses)
+        closure = members + helpers
+        tests = set().union(*(eligible[n] for n in group))
+        size = 0
+        for _, name in closure:
+            if "." in name:
+                node = methods[name.split(".", 1)[1]]
+                size += (
+                    node.end_lineno
+                    - min([node.lineno, *(d.lineno for d in node.decorator_list)])
+                    + 1
+                )
+            else:
+                d = graph.definitions[(rel, name)]
+                size += d.last - d.first + 1
+                tests |= tests_covering(lines, rel, d.body_first, d.last) & kept
+        depth = 1 if helpers else 0
+        shown = "+".join(sorted(group))
+        found.append(
+            Candidate(
+                id=f"{module_name(repo, rel)}.{cls.name}.{shown}",
+                feature=members[0],
+                helpers=[*members[1:], *helpers],
+                tests=sorted(tests),
+                lines=size,
+                files=1,
+                depth=depth,
+                difficulty=_difficulty(size, depth, 1, len(tests)),
+                kind="methods",
+            )
+        )
+    return found, rejections
+
+
+def _components(tests_of: dict[str, set[str]]) -> list[list[str]]:
+    """Groups of names linked (transitively) by a shared test, each sorted."""
+    groups: list[tuple[set[str], set[str]]] = []  # (names, tests)
+    for name, tests in sorted(tests_of.items()):
+        linked = [g for g in groups if g[1] & tests]
+        names, union = {name}, set(tests)
+        for g in linked:
+            names |= g[0]
+            union |= g[1]
+            groups.remove(g)
+        groups.append((names, union))
+    return sorted(sorted(names) for names, _ in groups)
+
+
+def _method_helpers(
+    graph: Graph,
+    rel: str,
+    cls: ast.ClassDef,
+    methods: dict[str, ast.AST],
+    members: list[Key],
+    uses: dict[str, set[Key]],
+) -> list[Key]:
+    """Private methods of `cls` and private module-level definitions of `rel` that only
+    `members` (and helpers so found) use."""
+    parts: dict[str, set[Key]] = {}  # part of the class -> top-level definitions it references
+    for name, node in methods.items():
+        parts[f"{cls.name}.{name}"] = _refs(rel, [node], graph, graph.bindings)
+    others = [n for n in cls.body if not isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+    parts[cls.name] = _refs(rel, others, graph, graph.bindings)
+    closure = {name for _, name in members}
+    changed = True
+    while changed:
+        changed = False
+        for name in methods:
+            part = f"{cls.name}.{name}"
+            if part in closure or not name.startswith("_") or name.startswith("__"):
+                continue
+            if uses.get(name) and {u[1] for u in uses[name]} <= closure:
+                closure.add(part)
+                changed = True
+        for key in graph.definitions:
+            if key[0] != rel or key[1] in closure or not key[1].startswith("_"):
+                continue
+            referrers = graph.referrers.get(key, set())
+            outside = {r for r in referrers if r[0] != rel or r[1] not in closure | {cls.name}}
+            in_class = {p for p, refs in parts.items() if key in refs}
+            if not outside and referrers and in_class <= closure:
+                closure.add(key[1])
+                changed = True
+    return [(rel, name) for name in sorted(closure - {n for _, n in members})]
+
+
+def _module_candidate(
+    repo: Repo, graph: Graph, rel: str, lines: LineMap, kept: set[str]
+) -> tuple[list[Candidate], list[Rejection]]:
+    """The whole module `rel`, when it has two or more public definitions, no other
+    package code uses any of its definitions, and kept tests run it."""
+    key = (rel, MODULE_FEATURE)
+    defined = [d for k, d in sorted(graph.definitions.items()) if k[0] == rel]
+    public = [d for d in defined if not d.name.startswith("_")]
+    if len(public) < 2:
+        return [], []
+    users = sorted(
+        f"{r[0]}:{r[1]}"
+        for d in defined
+        for r in graph.referrers.get(d.key, set())
+        if r[0] != rel and r not in graph.registrations
+    )
+    if users:
+        return [], [Rejection(key, f"used by other code: {', '.join(users[:3])}")]
+    tests: set[str] = set()
+    for d in defined:
+        if d.kind != "constant":
+            tests |= tests_covering(lines, rel, d.body_first, d.last)
+    tests &= kept
+    if not tests:
+        return [], [Rejection(key, "no kept test runs it")]
+    size = len((repo.root / rel).read_text().splitlines())
+    members = {d.key for d in defined}
+    depth = max(_depth(d.key, members, graph) for d in public)
+    return [
+        Candidate(
+            id=f"{module_name(repo, rel)}--module",
+            feature=key,
+            helpers=[d.key for d in defined],
+            tests=sorted(tests),
+            lines=size,
+            files=1,
+            depth=depth,
+            difficulty=_difficulty(size, depth, 1, len(tests)),
+            kind="module",
+        )
+    ], []
 
 
 def _names_in_tests(repo: Repo) -> set[str]:

@@ -59,9 +59,18 @@ def verify_hidden(task_dir: Path, task: dict) -> None:
         raise SynthError(f"hidden store of {task_dir} was modified: {', '.join(names[:5])}")
 
 
-def _definition_node(source: str, name: str) -> ast.AST | None:
-    for node in ast.parse(source).body:
-        if getattr(node, "name", None) == name:
+def definition_node(source: str, name: str) -> ast.AST | None:
+    """The node of a top-level definition, or of a method written 'Class.method'."""
+    owner, _, leaf = name.rpartition(".")
+    body = ast.parse(source).body
+    if owner:
+        cls = next((n for n in body if isinstance(n, ast.ClassDef) and n.name == owner), None)
+        body = cls.body if cls is not None else []
+    for node in body:
+        if getattr(node, "name", None) == leaf:
+            return node
+        targets = getattr(node, "targets", None) or [getattr(node, "target", None)]
+        if any(isinstance(t, ast.Name) and t.id == leaf for t in targets):
             return node
     return None
 
@@ -75,26 +84,18 @@ def _signature(source: str, node: ast.AST) -> str:
     return "\n".join(header).rstrip()
 
 
-def problem_statement(
-    feature: tuple[str, str],
-    reference_source: str,
-    import_line: str,
-    fail_to_pass: list[str],
-    reveal_signatures: bool,
-) -> str:
-    """What the agent is asked to do, from the feature's docstrings (never its body).
-
-    With `reveal_signatures`, the `def`/`class` lines of the feature and its public
-    methods are included."""
-    rel, name = feature
-    node = _definition_node(reference_source, name)
-    kind = "class" if isinstance(node, ast.ClassDef) else "function"
-    lines = [f"Implement the {kind} `{name}` in `{rel}`; it must be importable as `{import_line}`."]
-    doc = ast.get_docstring(node) if node is not None else None
+def _documentation(source: str, node: ast.AST, reveal_signatures: bool) -> list[str]:
+    """Docstring (indented), signature when revealed, and for a class its public methods;
+    a constant's whole assignment."""
+    if isinstance(node, ast.Assign | ast.AnnAssign):  # a public constant is interface: shown
+        value = ast.get_source_segment(source, node) or ""
+        return ["", *("    " + line for line in value.splitlines())]
+    lines = []
+    doc = ast.get_docstring(node)
     if doc:
         lines += ["", "Its documentation:", "", *("    " + d for d in doc.splitlines())]
-    if reveal_signatures and node is not None:
-        lines += ["", "Signature:", "", "    " + _signature(reference_source, node)]
+    if reveal_signatures and hasattr(node, "body"):
+        lines += ["", "Signature:", "", "    " + _signature(source, node).strip()]
     if isinstance(node, ast.ClassDef):
         methods = [
             n
@@ -107,10 +108,71 @@ def problem_statement(
             for method in methods:
                 shown = method.name
                 if reveal_signatures:
-                    shown = _signature(reference_source, method).strip()
+                    shown = _signature(source, method).strip()
                 method_doc = ast.get_docstring(method)
                 summary = f": {method_doc.splitlines()[0]}" if method_doc else ""
                 lines.append(f"- `{shown}`{summary}")
+    return lines
+
+
+def _kind_of(node: ast.AST | None) -> str:
+    if isinstance(node, ast.ClassDef):
+        return "class"
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        return "function"
+    return "constant"
+
+
+def problem_statement(
+    feature: tuple[str, str],
+    reference_source: str,
+    import_line: str,
+    fail_to_pass: list[str],
+    reveal_signatures: bool,
+    *,
+    kind: str = "definition",
+    public: list[str] = (),
+) -> str:
+    """What the agent is asked to do, from docstrings (never a body).
+
+    `kind` is the candidate kind (etude.synth.slice.KINDS); `public` names the methods
+    of a group ('Class.method') or the public definitions of a module. With
+    `reveal_signatures`, the `def`/`class` lines are included."""
+    rel, name = feature
+    if kind == "module":
+        module = import_line.split()[-1]
+        lines = [
+            f"Implement the module `{module}` in `{rel}`; it must be importable as `{import_line}`."
+        ]
+        doc = ast.get_docstring(ast.parse(reference_source))
+        if doc:
+            lines += ["", "Its documentation:", "", *("    " + d for d in doc.splitlines())]
+        lines += ["", "It provides:"]
+        for member in public:
+            node = definition_node(reference_source, member)
+            lines += ["", f"The {_kind_of(node)} `{member}`."]
+            if node is not None:
+                lines += _documentation(reference_source, node, reveal_signatures)
+    elif kind == "methods":
+        cls = name.split(".")[0]
+        shown = ", ".join(f"`{m.split('.')[-1]}`" for m in public)
+        lines = [
+            f"Implement the methods {shown} of the class `{cls}` in `{rel}` (importable as "
+            f"`{import_line}`); the class exists, these methods are missing."
+        ]
+        for member in public:
+            node = definition_node(reference_source, member)
+            lines += ["", f"The method `{member}`."]
+            if node is not None:
+                lines += _documentation(reference_source, node, reveal_signatures)
+    else:
+        node = definition_node(reference_source, name)
+        lines = [
+            f"Implement the {_kind_of(node)} `{name}` in `{rel}`; it must be importable as "
+            f"`{import_line}`."
+        ]
+        if node is not None:
+            lines += _documentation(reference_source, node, reveal_signatures)
     lines += ["", "These tests must pass:", *(f"- {t}" for t in fail_to_pass)]
     lines += ["", "Other tests of the repository must keep passing."]
     return "\n".join(lines) + "\n"

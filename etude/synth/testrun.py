@@ -1,7 +1,9 @@
 """Running a repository's pytest suite in the sandbox and reading per-test outcomes.
 
 Outcomes come from the `etude_outcomes` plugin (etude/synth/plugin), which the sandboxed
-pytest loads from PYTHONPATH. Tests of a file that failed to import are absent from
+pytest loads from PYTHONPATH; with `equality_guard` targets, the `etude_equality_guard`
+plugin from the same directory fails tests in which a target returns an always-equal
+object. Tests of a file that failed to import are absent from
 pytest's reports; `outcome_of` turns them into failures carrying the collection error.
 """
 
@@ -69,12 +71,14 @@ def run_suite(
     pythonpath: Sequence[Path] = (),
     cache: bool = True,
     writable: Sequence[Path] = (),
+    equality_guard: Sequence[str] = (),
 ) -> SuiteRun:
     """Run pytest on `files` (all tests when empty) inside `workspace` with `venv`.
 
     `pythonpath` entries come before the editable install, which lets a copy of the
     workspace be tested with the original's venv. `cache=False` keeps pytest from writing
-    .pytest_cache (used when grading).
+    .pytest_cache (used when grading). `equality_guard` lists "module:qualname" targets
+    for the equality guard plugin (none: the plugin is not loaded).
     """
     workspace = Path(workspace).resolve()
     with tempfile.TemporaryDirectory(prefix="etude-outcomes-") as tmp:
@@ -84,9 +88,13 @@ def run_suite(
         argv += ["--continue-on-collection-errors", "-o", "console_output_style=classic"]
         if not cache:
             argv += ["-p", "no:cacheprovider"]
+        if equality_guard:
+            argv += ["-p", "etude_equality_guard"]
         argv += [*extra_args, *files]
         paths = [str(Path(p).resolve()) for p in pythonpath] + [str(PLUGIN_DIR)]
         env = {"ETUDE_OUTCOMES": str(report), "PYTHONPATH": ":".join(paths)}
+        if equality_guard:
+            env["ETUDE_EQUALITY_GUARD"] = json.dumps(list(equality_guard))
         done = run(argv, workspace, writable=[Path(tmp), venv, *writable], env=env, limits=limits)
         if not report.exists():
             return SuiteRun({}, {}, done, notes=[f"pytest wrote no report: {done.describe()}"])

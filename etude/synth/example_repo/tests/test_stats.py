@@ -1,5 +1,9 @@
+from collections import Counter
+
 from textkit import top_words, word_count
-from textkit.stats import STOPWORDS
+from textkit.stats import STOPWORDS, Concordance
+
+TEXT = "The cat sat on the mat and the cat slept"
 
 
 def test_word_count():
@@ -16,3 +20,18 @@ def test_top_words():
 
 def test_stopwords_are_lowercase():
     assert all(w == w.lower() for w in STOPWORDS)
+
+
+def test_concordance_positions_and_frequency():
+    concordance = Concordance(TEXT)
+    assert concordance.positions("cat") == [1, 8]
+    assert concordance.positions("Dog") == []
+    assert concordance.frequency("the") == 0.3
+    assert Concordance("").frequency("the") == 0.0
+
+
+def test_concordance_context_and_neighbours():
+    concordance = Concordance(TEXT)
+    assert concordance.context("cat", width=1) == ["the cat sat", "the cat slept"]
+    assert concordance.context("the", width=0) == ["the", "the", "the"]
+    assert concordance.neighbours("cat") == Counter({"the": 2, "sat": 1, "slept": 1})

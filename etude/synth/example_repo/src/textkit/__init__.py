@@ -2,6 +2,7 @@
 
 from textkit.case import camelize, humanize, underscore
 from textkit.formats import available_formats, render
+from textkit.numbers import ordinal
 from textkit.slug import slugify
 from textkit.stats import top_words, word_count
 from textkit.wrap import indent_lines, wrap_text
@@ -11,6 +12,7 @@ __all__ = [
     "camelize",
     "humanize",
     "indent_lines",
+    "ordinal",
     "render",
     "slugify",
     "top_words",

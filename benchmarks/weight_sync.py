@@ -1,0 +1,117 @@
+"""Weight sync to llama.cpp, side by side with not syncing, in one run.
+
+SmolLM2's last 4 decoder layers (what `configs/coding-smol.toml` trains) get one
+deliberate change (layer 29's down_proj ×3, a quarter of its q_proj rows ×4). For each
+policy — unchanged, changed and synced, changed but not synced (the server keeps the old
+weights: the off-policy case) — the server's greedy completion of a fixed prompt and its
+logprobs are compared with the Hugging Face model's current logprobs of the same tokens:
+the largest absolute gap. Also timed (median of `--repeats`): the GGUF export of the
+trained layers, and a server restart on the new file.
+
+    .venv/bin/python benchmarks/weight_sync.py      # writes benchmarks/results/weight_sync.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import torch
+
+from etude.envs.gguf_export import export_gguf
+from etude.envs.llama_server import LlamaServer
+from etude.rl.hf_model import load_smollm2, smollm2_gguf
+
+ROOT = Path(__file__).resolve().parents[1]
+PROMPT = "The capital of France is"
+
+
+def greedy(base_url: str) -> tuple[str, list[float]]:
+    body = {"prompt": PROMPT, "max_tokens": 8, "temperature": 0, "logprobs": 1}
+    request = urllib.request.Request(
+        base_url + "/completions", json.dumps(body).encode(), {"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(request, timeout=120) as response:
+        choice = json.loads(response.read())["choices"][0]
+    return choice["text"], choice["logprobs"]["token_logprobs"]
+
+
+def hf_logprobs(model, tok, text: str) -> list[float]:
+    prompt = tok(PROMPT, add_special_tokens=False, return_tensors="pt").input_ids
+    full = tok(PROMPT + text, add_special_tokens=False, return_tensors="pt").input_ids
+    with torch.no_grad():
+        logprobs = torch.log_softmax(model(full).logits[0].float(), -1)
+    return [logprobs[i - 1, full[0, i]].item() for i in range(prompt.shape[1], full.shape[1])]
+
+
+def gap(server: list[float], hf: list[float]) -> float:
+    if len(server) != len(hf):
+        raise RuntimeError(f"token counts differ: server {len(server)}, hf {len(hf)}")
+    return max(abs(a - b) for a, b in zip(server, hf))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "weight_sync.json"))
+    args = parser.parse_args()
+    model, tok = load_smollm2()
+    names = [
+        n
+        for n, _ in model.named_parameters()
+        if n.startswith(tuple(f"model.layers.{i}." for i in range(26, 30)))
+    ]
+    tmp = Path(tempfile.mkdtemp(prefix="weight-sync-"))
+    export_s, restart_s, cases = [], [], {}
+    with LlamaServer(tmp / "server.log") as server:
+        for k in range(args.repeats):
+            start = time.perf_counter()
+            path = export_gguf(model, smollm2_gguf(), tmp / f"p{k}.gguf", names)
+            export_s.append(time.perf_counter() - start)
+            start = time.perf_counter()
+            server.start(path)
+            restart_s.append(time.perf_counter() - start)
+        text, server_lp = greedy(server.base_url)
+        cases["unchanged, synced"] = (text, gap(server_lp, hf_logprobs(model, tok, text)))
+        with torch.no_grad():
+            model.model.layers[29].mlp.down_proj.weight.mul_(3.0)
+            model.model.layers[29].self_attn.q_proj.weight[:144].mul_(4.0)
+        text, server_lp = greedy(server.base_url)  # the server still has the old weights
+        cases["changed, not synced"] = (text, gap(server_lp, hf_logprobs(model, tok, text)))
+        server.start(export_gguf(model, smollm2_gguf(), tmp / "changed.gguf", names))
+        text, server_lp = greedy(server.base_url)
+        cases["changed, synced"] = (text, gap(server_lp, hf_logprobs(model, tok, text)))
+    size = (tmp / "changed.gguf").stat().st_size
+    result = {
+        "what": "largest |logprob(server) - logprob(HF model now)| over an 8-token greedy "
+        "completion; export and restart seconds (median)",
+        "prompt": PROMPT,
+        "trained_tensors": len(names),
+        "export_dtype": "f32",
+        "gguf_bytes": size,
+        "export_seconds_median": statistics.median(export_s),
+        "restart_seconds_median": statistics.median(restart_s),
+        "export_seconds": export_s,
+        "restart_seconds": restart_s,
+        "cases": {k: {"completion": t, "max_logprob_gap": g} for k, (t, g) in cases.items()},
+        "gap_ratio_not_synced_over_synced": cases["changed, not synced"][1]
+        / cases["changed, synced"][1],
+        "machine": {
+            "platform": platform.platform(),
+            "cpus": os.cpu_count(),
+            "load": os.getloadavg(),
+        },
+    }
+    Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,182 @@
+"""The coding loop's checkpoint: what a resumed run needs, written so that an interrupted
+write never leaves a checkpoint that looks valid.
+
+`<out_dir>/checkpoint/` holds
+    model.safetensors, config.json, tokenizer files   the policy (Hugging Face layout)
+    optimizer.pt        the optimizer's state_dict (Muon momentum, AdamW moments) and torch's RNG
+    run_config.json     the CodingConfig the run was made with
+    state.json          iteration, Python's RNG state, that iteration's metrics line (last)
+
+It is built in `checkpoint.tmp/` and moved into place with renames: `checkpoint/` is either
+the previous complete checkpoint or the new complete one. A crash between the two renames
+leaves `checkpoint.old/` (complete) and no `checkpoint/`; `find_checkpoint` falls back to it.
+
+`metrics.jsonl` is kept consistent with the checkpoint on (re)start by `reconcile_metrics`:
+lines of iterations after the checkpoint (done again after the resume) move to
+`metrics.discarded.jsonl`, and a line lost to a crash right after the checkpoint is restored
+from `state.json`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+from dataclasses import asdict
+from pathlib import Path
+
+import torch
+
+from etude.envs.coding_config import CodingConfig
+
+# Settings a resumed run may change: they do not change what is trained or how.
+RESUMABLE_CHANGES = {
+    "iterations",
+    "checkpoint_every",
+    "out_dir",
+    "tasks.workers",
+    "rollout.concurrency",
+    "rollout.keep_workspaces",
+    "reward.grade_concurrency",
+    "judge.timeout_s",
+}
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that cannot be used to resume (missing, incomplete or incompatible)."""
+
+
+def find_checkpoint(out_dir: Path) -> Path | None:
+    """The complete checkpoint under `out_dir`, or None."""
+    for name in ("checkpoint", "checkpoint.old"):
+        path = Path(out_dir) / name
+        if (path / "state.json").is_file():
+            return path
+    return None
+
+
+def save_checkpoint(
+    path: Path, model, tok, optimizer, cfg: CodingConfig, iteration: int, summary: dict
+) -> None:
+    """Write the checkpoint of `iteration` (whose metrics line is `summary`) to `path`,
+    replacing the previous one only once the new one is complete. (`save_pretrained`
+    refuses models loaded from GGUF, so the weights are written with safetensors directly;
+    `AutoModelForCausalLM.from_pretrained` reads them.)"""
+    from safetensors.torch import save_model
+
+    path = Path(path)
+    staging = path.with_name(path.name + ".tmp")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    save_model(model, str(staging / "model.safetensors"), metadata={"format": "pt"})
+    config = model.config.to_dict()
+    config.pop("quantization_config", None)
+    (staging / "config.json").write_text(json.dumps(config, indent=2) + "\n")
+    tok.save_pretrained(staging)
+    torch.save(
+        {"optimizer": optimizer.state_dict(), "torch_rng": torch.get_rng_state()},
+        staging / "optimizer.pt",
+    )
+    (staging / "run_config.json").write_text(json.dumps(asdict(cfg), indent=2) + "\n")
+    state = {"iteration": iteration, "python_rng": random.getstate(), "metrics": summary}
+    _write_synced(staging / "state.json", json.dumps(state) + "\n")  # last: marks complete
+    old = path.with_name(path.name + ".old")
+    if path.exists():  # else `old` may be the only complete checkpoint: keep it till now
+        shutil.rmtree(old, ignore_errors=True)
+        path.rename(old)
+    staging.rename(path)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _write_synced(path: Path, text: str) -> None:
+    with open(path, "w") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def read_state(path: Path) -> dict:
+    """The checkpoint's state.json."""
+    return json.loads((Path(path) / "state.json").read_text())
+
+
+def config_differences(saved: dict, current: dict, prefix: str = "") -> list[str]:
+    """`key: saved -> current` for every setting that differs (tables compared key by key)."""
+    out = []
+    for key in sorted(set(saved) | set(current)):
+        a, b = saved.get(key), current.get(key)
+        name = prefix + key
+        if isinstance(a, dict) and isinstance(b, dict) and not name.endswith("weights"):
+            out += config_differences(a, b, name + ".")
+        elif a != b:
+            out.append(f"{name}: {a!r} -> {b!r}")
+    return out
+
+
+def check_resumable(path: Path, cfg: CodingConfig) -> None:
+    """Raise CheckpointError naming every setting that differs from the checkpoint's config
+    in a way that matters (anything outside RESUMABLE_CHANGES)."""
+    saved = json.loads((Path(path) / "run_config.json").read_text())
+    blocking = [
+        d
+        for d in config_differences(saved, asdict(cfg))
+        if d.split(":")[0] not in RESUMABLE_CHANGES
+    ]
+    if blocking:
+        raise CheckpointError(
+            f"cannot resume from {path}: the config differs from the one it was made with "
+            f"({'; '.join(blocking)}); restore those settings or use a new out_dir"
+        )
+
+
+def load_checkpoint(path: Path, model, optimizer) -> dict:
+    """Load the weights, optimizer state and RNG states of the checkpoint at `path` into
+    `model`, `optimizer` and this process; returns its state.json."""
+    from safetensors.torch import load_model
+
+    path = Path(path)
+    load_model(model, str(path / "model.safetensors"))
+    saved = torch.load(path / "optimizer.pt", weights_only=True)
+    try:
+        optimizer.load_state_dict(saved["optimizer"])
+    except ValueError as err:
+        raise CheckpointError(f"{path}: the optimizer state does not fit: {err}") from err
+    torch.set_rng_state(saved["torch_rng"])
+    state = read_state(path)
+    version, internal, gauss = state["python_rng"]
+    random.setstate((version, tuple(internal), gauss))
+    return state
+
+
+def reconcile_metrics(out_dir: Path, iteration: int, last_summary: dict | None) -> None:
+    """Make `out_dir/metrics.jsonl` hold exactly the lines of iterations 1..`iteration`, in
+    order: later lines (their iterations run again) are appended to
+    `metrics.discarded.jsonl`, and the checkpoint's own line `last_summary` is restored if a
+    crash lost it. The file is replaced atomically."""
+    metrics = Path(out_dir) / "metrics.jsonl"
+    if not metrics.is_file():
+        lines = []
+    else:
+        lines = [line for line in metrics.read_text().splitlines() if line.strip()]
+    kept, dropped = [], []
+    for line in lines:
+        try:
+            it = json.loads(line)["iteration"]
+        except (json.JSONDecodeError, KeyError, TypeError):
+            dropped.append(line)  # a line cut short by a crash
+            continue
+        (kept if it <= iteration else dropped).append(line)
+    if last_summary is not None and not any(
+        json.loads(line)["iteration"] == iteration for line in kept
+    ):
+        restored = last_summary | {"restored_from_checkpoint": True}
+        kept.append(json.dumps(restored, ensure_ascii=False))
+    if dropped:
+        with open(Path(out_dir) / "metrics.discarded.jsonl", "a") as f:
+            f.write("\n".join(dropped) + "\n")
+    if lines == kept:
+        return
+    staging = metrics.with_name(metrics.name + ".tmp")
+    _write_synced(staging, "".join(line + "\n" for line in kept))
+    os.replace(staging, metrics)
