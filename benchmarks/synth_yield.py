@@ -98,7 +98,14 @@ def _grade_task(task_dir: str) -> dict:
         "kind": task["feature_kind"],
         "reference": {"fraction": solved["fraction"], "binary": solved["binary"]},
         "untouched": {"fraction": untouched["fraction"], "binary": untouched["binary"]},
-        "always_equal_answer": {"fraction": cheat["fraction"], "binary": cheat["binary"]},
+        "always_equal_answer": {
+            "fraction": cheat["fraction"],
+            "binary": cheat["binary"],
+            "fail_to_pass_passed": cheat["fail_to_pass_passed"],
+        },
+        # Fail-to-pass tests, and those every trivial stub passes (left out of `fraction`).
+        "fail_to_pass": len(task["tests"]["fail_to_pass"]),
+        "stub_passing": len(task["tests"]["stub_passing"]),
         # Validation's score of the always-equal stub with the guard off: 1.0 means the
         # task's tests alone cannot tell it from a solution (the guard makes the task).
         "always_equal_unguarded_fraction": unguarded.get("fraction"),

@@ -144,6 +144,11 @@ def build_parser() -> argparse.ArgumentParser:
     rl.add_argument("--out", default="benchmarks/results", help="experiment output directory")
     rl.add_argument("--quick", action="store_true", help="experiment: a tiny smoke-size run")
     rl.add_argument(
+        "--ignore-hint-check",
+        action="store_true",
+        help="experiment: run the arms even if the warm start does not read hints",
+    )
+    rl.add_argument(
         "--resume", action="store_true", help="coding env: continue from out_dir's checkpoint"
     )
     rl.set_defaults(run=_run_rl)

@@ -3,9 +3,22 @@ the per-arm summary."""
 
 from __future__ import annotations
 
+import json
+import random
+from dataclasses import replace
+
 import pytest
 
-from etude.rl.experiment import arms, episodes_to_reach, paired_bootstrap, summarize
+from etude.envs.toolgrid import sample_task, split_registries
+from etude.rl.experiment import (
+    HintReadingError,
+    arms,
+    episodes_to_reach,
+    paired_bootstrap,
+    run_experiment,
+    summarize,
+)
+from etude.rl.hint_reading import first_call_contexts, reads_hints
 from etude.rl.toolgrid_run import RunConfig
 
 
@@ -70,3 +83,46 @@ def test_arms_share_everything_but_the_feedback():
         )
         == 1
     )
+
+
+def _check(hint_gain: float, placebo_gain: float) -> dict:
+    return {
+        "hint": {"median_logp_gain_vs_none": hint_gain},
+        "placebo": {"median_logp_gain_vs_none": placebo_gain},
+    }
+
+
+def test_reads_hints_needs_a_gain_above_zero_and_above_the_placebo():
+    assert reads_hints(_check(2.0, 0.5))
+    assert not reads_hints(_check(-1.0, -3.0))  # less harm than the placebo is not reading
+    assert not reads_hints(_check(0.5, 1.0))
+
+
+def test_contexts_differ_only_in_the_message_before_the_correct_call():
+    _, heldout = split_registries(0, 10, 5, 3)
+    rng = random.Random(0)
+    task = sample_task(heldout[0], 2, rng)
+    contexts, offset = first_call_contexts(task, rng)
+    none, hint, placebo = (contexts[c] for c in ("none", "hint", "placebo"))
+    assert hint[:2] == none[:2] == placebo[:2] and hint[-1] == none[-1] == placebo[-1]
+    assert len(none) == 3 and len(hint) == len(placebo) == 4
+    assert hint[2]["content"].startswith("Note: ") and "Available tools" in hint[2]["content"]
+    call = none[-1]
+    name = call["tool_calls"][0]["function"]["name"]
+    assert task.registry.function_of(name) == task.requests[0].function
+    assert call["content"][offset:] == name
+
+
+def test_experiment_stops_before_the_arms_when_the_warm_start_does_not_read_hints(tmp_path):
+    base = RunConfig(out_dir=str(tmp_path / "runs"))
+    base = replace(
+        base,
+        warm_start=replace(base.warm_start, steps=2, batch=2),
+        toolgrid=replace(base.toolgrid, train_registries=20, heldout_registries=5),
+    )
+    with pytest.raises(HintReadingError, match="does not read hints"):
+        run_experiment(base, [0], (0.5, 2.0), tmp_path / "out", tmp_path / "runs")
+    check = json.loads((tmp_path / "out" / "hint_reading.json").read_text())
+    assert not reads_hints(check) and check["tasks"] == 300
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["warm_start.pt"]
+    assert not (tmp_path / "out" / "textual_feedback.json").exists()

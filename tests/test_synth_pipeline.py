@@ -231,8 +231,12 @@ def test_equality_only_tests_reject_an_always_equal_answer(kinds, tmp_path):
         if "test_ordinal[" in test:
             assert outcome["outcome"] == "failed"
             assert "etude equality guard" in outcome["message"]
-    # Only test_ordinal_suffix (failing before because its file did not import) passes.
-    assert cheat["fraction"] == 1 / len(task["tests"]["fail_to_pass"])
+    # Only test_ordinal_suffix (failing before because its file did not import) passes; every
+    # trivial stub passes it, so the reward's fraction does not count it.
+    suffix = [t for t in task["tests"]["fail_to_pass"] if t.endswith("test_ordinal_suffix")]
+    assert task["tests"]["stub_passing"] == suffix and len(suffix) == 1
+    assert cheat["fail_to_pass_passed"] == 1 and cheat["fraction"] == 0.0
+    assert cheat["fail_to_pass_counted"] == len(task["tests"]["fail_to_pass"]) - 1
     solved = grade(task_dir, solved_workspace(task_dir, tmp_path / "solved"))
     assert solved["fraction"] == 1.0 and solved["binary"] == 1
 

@@ -10,6 +10,7 @@ import pytest
 from etude.sandbox import Completed
 from etude.synth.delete import delete_definitions, plant_canary, stub
 from etude.synth.discover import module_name, prepare
+from etude.synth.grade import score
 from etude.synth.slice import build_graph, slice_candidates
 from etude.synth.task import problem_statement
 from etude.synth.testrun import Outcome, SuiteRun
@@ -420,3 +421,20 @@ def test_git_repository_revision_and_history_are_kept(tmp_path):
     repo = prepare(source, tmp_path / "work")
     assert repo.revision == f"git:{head}"
     assert (repo.root / ".git").is_dir()  # history travels with the copy; scrub replaces it
+
+
+def test_fraction_leaves_out_tests_every_stub_passes():
+    run = _run(
+        {
+            "t::imports_only": {"outcome": "passed"},
+            "t::feature": {"outcome": "failed", "phase": "call"},
+            "t::other": {"outcome": "passed"},
+        }
+    )
+    f2p, p2p = ["t::imports_only", "t::feature"], ["t::other"]
+    assert score(run, f2p, p2p)["fraction"] == 0.5
+    counted = score(run, f2p, p2p, stub_passing=["t::imports_only"])
+    assert counted["fraction"] == 0.0 and counted["fail_to_pass_counted"] == 1
+    assert counted["fail_to_pass_passed"] == 1 and counted["binary"] == 0
+    # Only stub-passing tests listed: there is nothing else to count, so all of them count.
+    assert score(run, ["t::imports_only"], p2p, stub_passing=["t::imports_only"])["fraction"] == 1

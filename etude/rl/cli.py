@@ -50,7 +50,11 @@ def main(args: argparse.Namespace) -> int:
             )
         from etude.rl.experiment import main as experiment
 
-        return experiment(args.out, quick=args.quick)
+        return experiment(
+            args.out,
+            quick=args.quick,
+            require_hint_reading=not getattr(args, "ignore_hint_check", False),
+        )
     if not args.config:
         raise ValueError("give --config FILE (for example configs/toolgrid.toml)")
     return run_config(args.config, resume=getattr(args, "resume", False))

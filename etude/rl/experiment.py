@@ -10,6 +10,8 @@ and evaluation sampling, not the warm start):
 - placebo λ=a: targeted, but the hint text is irrelevant.
 
 `etude rl experiment toolgrid` runs it and writes `textual_feedback.json` and a PNG plot.
+Before the arms, the warm start must pass the hint-reading check (`etude.rl.hint_reading`):
+with a teacher no better than the student, the KL arms only measure distilling toward noise.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import copy
 import json
 import multiprocessing as mp
 import random
+import sys
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -25,6 +28,7 @@ from pathlib import Path
 import torch
 
 from etude.envs.toolgrid import split_registries
+from etude.rl.hint_reading import hint_reading, reads_hints
 from etude.rl.toolgrid_run import RunConfig, load_config, train, warm_started_policy
 
 
@@ -88,9 +92,13 @@ def run_experiment(
     out: Path,
     runs: Path,
     workers: int = 2,
+    require_hint_reading: bool = True,
 ) -> dict:
-    """Warm-start once, run every arm × seed (in `workers` processes, logs under `runs`),
-    summarize into `out/textual_feedback.json` and `.png`."""
+    """Warm-start once, check that the warm start reads hints (`etude.rl.hint_reading`),
+    run every arm × seed (in `workers` processes, logs under `runs`), summarize into
+    `out/textual_feedback.json` and `.png`. When the check fails and `require_hint_reading`
+    is set, no arm runs: the result goes to `out/hint_reading.json` and `HintReadingError`
+    says why."""
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     train_regs, _ = split_registries(
@@ -104,6 +112,16 @@ def run_experiment(
     state = copy.deepcopy(warm.state_dict())
     runs.mkdir(parents=True, exist_ok=True)
     torch.save(state, runs / "warm_start.pt")
+    check = hint_reading(warm, base)
+    if require_hint_reading and not reads_hints(check):
+        (out / "hint_reading.json").write_text(json.dumps(check, indent=2) + "\n")
+        raise HintReadingError(
+            "the warm-started policy does not read hints: the hint changes the correct "
+            f"call's log-probability by {check['hint']['median_logp_gain_vs_none']:+.2f} nats "
+            f"(placebo {check['placebo']['median_logp_gain_vs_none']:+.2f}), so every KL arm "
+            "would distill toward a teacher no better than the student. Details in "
+            f"{out / 'hint_reading.json'}; warm start longer, or pass --ignore-hint-check."
+        )
     jobs = []
     for name, cfg in arms(base, lambdas).items():
         for seed in seeds:
@@ -117,6 +135,7 @@ def run_experiment(
             seconds.append(s)
             print(f"done {name} seed {seed} in {s:.0f}s", flush=True)
     summary = summarize(results, seeds)
+    summary["hint_reading"] = check
     summary["budget"] = {
         "episodes_per_run": base.rl.steps * base.rl.tasks_per_step * base.rl.group_size,
         "rl_steps": base.rl.steps,
@@ -255,8 +274,18 @@ def plot_experiment(summary: dict, path: Path) -> None:
     plt.close(fig)
 
 
-def main(out: str, quick: bool = False, config: str = "configs/toolgrid.toml") -> int:
-    """`etude rl experiment toolgrid`: the configured sizes, or a smoke-size run (`quick`)."""
+class HintReadingError(RuntimeError):
+    """The warm start failed the hint-reading check, so the experiment's arms did not run."""
+
+
+def main(
+    out: str,
+    quick: bool = False,
+    config: str = "configs/toolgrid.toml",
+    require_hint_reading: bool = True,
+) -> int:
+    """`etude rl experiment toolgrid`: the configured sizes, or a smoke-size run (`quick`).
+    Exit 1 when the warm start does not read hints (unless `require_hint_reading` is off)."""
     base = load_config(config)
     seeds = [0, 1, 2, 3, 4]
     if quick:
@@ -268,7 +297,18 @@ def main(out: str, quick: bool = False, config: str = "configs/toolgrid.toml") -
             toolgrid=replace(base.toolgrid, train_registries=20, heldout_registries=5),
         )
         seeds = [0, 1]
-    summary = run_experiment(base, seeds, (0.5, 2.0), Path(out), Path(base.out_dir) / "experiment")
+    try:
+        summary = run_experiment(
+            base,
+            seeds,
+            (0.5, 2.0),
+            Path(out),
+            Path(base.out_dir) / "experiment",
+            require_hint_reading=require_hint_reading,
+        )
+    except HintReadingError as err:
+        print(f"etude rl experiment: {err}", file=sys.stderr)
+        return 1
     for name, arm in summary["arms"].items():
         d = arm["final_success_diff_vs_rl"]
         lo, hi = d["ci95"]

@@ -306,7 +306,7 @@ def _build(job: Job, repo: Repo, cand: Candidate, cdir: Path, record: dict) -> d
         (hidden / "reference" / rel).write_text(text)
     (hidden / "requirements.txt").write_text("\n".join(job.requirements) + "\n")
 
-    checks = _solvability_and_discrimination(
+    checks, stub_passing = _solvability_and_discrimination(
         workspace,
         venv,
         hidden,
@@ -339,7 +339,12 @@ def _build(job: Job, repo: Repo, cand: Candidate, cdir: Path, record: dict) -> d
         "feature_kind": cand.kind,
         "deleted": _deleted_entries(repo, graph, cand),
         "modified_files": sorted(reference),
-        "tests": {"fail_to_pass": f2p, "pass_to_pass": p2p, "hidden_files": hidden_tests},
+        "tests": {
+            "fail_to_pass": f2p,
+            "pass_to_pass": p2p,
+            "stub_passing": stub_passing,
+            "hidden_files": hidden_tests,
+        },
         "problem_statement": statement,
         "signatures_revealed": settings.reveal_signatures,
         "difficulty": {
@@ -402,11 +407,13 @@ def _solvability_and_discrimination(
     suite,
     guard,
     measure_guard,
-) -> dict:
+) -> tuple[dict, list[str]]:
     """Score the reference restored into a copy of the scrubbed workspace (must be 1) and
     each trivial stub (must not pass every fail-to-pass test), all with the equality guard
-    on `guard` as `etude grade` runs it; raises Rejected. With `measure_guard`, the
-    always-equal stub is also scored without the guard (recorded, not decisive)."""
+    on `guard` as `etude grade` runs it; raises Rejected. Returns the scores and the
+    fail-to-pass tests every stub passes (the grader's `fraction` leaves them out). With
+    `measure_guard`, the always-equal stub is also scored without the guard (recorded, not
+    decisive)."""
     variants = {"reference": reference}
     for kind in STUB_BODIES:
         variants[f"stub_{kind}"] = {
@@ -415,7 +422,7 @@ def _solvability_and_discrimination(
         }
     if measure_guard:
         variants["unguarded_stub_always_equal"] = variants["stub_always_equal"]
-    checks, failing = {}, None
+    checks, failing, stub_passed = {}, None, []
     for label, files in variants.items():
         shutil.rmtree(check_dir, ignore_errors=True)
         prepare_workspace(workspace, check_dir, hidden)
@@ -431,6 +438,10 @@ def _solvability_and_discrimination(
         )
         result = score(graded, f2p, p2p)
         checks[label] = {"fraction": result["fraction"], "binary": result["binary"]}
+        if label.startswith("stub_"):
+            stub_passed.append(
+                {t for t in f2p if result["tests"][t]["outcome"] == "passed"},
+            )
         if label == "reference" and result["binary"] != 1:
             failing = next(t for t, o in result["tests"].items() if o["outcome"] != "passed")
     shutil.rmtree(check_dir, ignore_errors=True)
@@ -440,4 +451,4 @@ def _solvability_and_discrimination(
     for label, check in checks.items():
         if label.startswith("stub_") and check["fraction"] == 1.0:
             raise Rejected(f"the trivial stub {label} passes every fail-to-pass test", checks)
-    return checks
+    return checks, sorted(set.intersection(*stub_passed))

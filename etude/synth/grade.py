@@ -9,7 +9,10 @@ run in the sandbox with a time limit, with the task's equality guard on (a test 
 a deleted public function, method or class returns an always-equal object; the plugin is
 loaded from etude's tree, not the workspace).
 
-Reward: `fraction` is the share of fail-to-pass tests that pass; `binary` is 1 when every
+Reward: `fraction` is the share of fail-to-pass tests that pass, counting only those a
+trivial stub fails (`tests.stub_passing` in task.json lists the others: tests that fail
+before the feature is back only because their file imports a deleted name, which any stub
+passes, so they would hand a stub most of the reward); `binary` is 1 when every
 fail-to-pass and every pass-to-pass test passes.
 """
 
@@ -20,6 +23,7 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 from etude.sandbox import Limits
@@ -53,16 +57,25 @@ def prepare_workspace(source: Path, dest: Path, hidden: Path) -> None:
             shutil.copytree(hidden / part, dest, dirs_exist_ok=True)
 
 
-def score(suite: SuiteRun, fail_to_pass: list[str], pass_to_pass: list[str]) -> dict:
-    """The reward and per-test outcomes of one run."""
+def score(
+    suite: SuiteRun,
+    fail_to_pass: list[str],
+    pass_to_pass: list[str],
+    stub_passing: Iterable[str] = (),
+) -> dict:
+    """The reward and per-test outcomes of one run. `fraction` counts the fail-to-pass tests
+    not in `stub_passing` (all of them when that would leave none)."""
     f2p = {t: suite.outcome_of(t) for t in fail_to_pass}
     p2p = {t: suite.outcome_of(t) for t in pass_to_pass}
     f2p_passed = sum(o.outcome == "passed" for o in f2p.values())
     p2p_passed = sum(o.outcome == "passed" for o in p2p.values())
+    counted = [t for t in f2p if t not in set(stub_passing)] or list(f2p)
+    counted_passed = sum(f2p[t].outcome == "passed" for t in counted)
     return {
-        "fraction": f2p_passed / len(f2p) if f2p else 0.0,
+        "fraction": counted_passed / len(counted) if counted else 0.0,
         "binary": int(f2p_passed == len(f2p) and p2p_passed == len(p2p) and bool(f2p)),
         "fail_to_pass_passed": f2p_passed,
+        "fail_to_pass_counted": len(counted),
         "pass_to_pass_passed": p2p_passed,
         "tests": {
             t: {
@@ -99,7 +112,9 @@ def grade(task_dir: Path, workspace: Path, *, time_limit_s: float = 600.0) -> di
             cache=False,
             equality_guard=task.get("equality_guard", {}).get("targets", []),
         )
-        result = score(suite, tests["fail_to_pass"], tests["pass_to_pass"])
+        result = score(
+            suite, tests["fail_to_pass"], tests["pass_to_pass"], tests.get("stub_passing", [])
+        )
     result |= {"task": task["id"], "seconds": round(time.perf_counter() - start, 2)}
     if suite.process.timed_out:
         result["note"] = f"the test run hit the {time_limit_s:g} s time limit"

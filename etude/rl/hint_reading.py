@@ -1,0 +1,93 @@
+"""Does a ToolGrid policy read hints? The premise of targeted textual feedback, measured.
+
+The teacher is the policy reading a hint; distilling toward it helps only if it acts better
+than the student. With teacher forcing, on the first call of held-out tasks, this scores the
+correct assistant turn (`mul=pav` then `<call>pav {...}`) in three contexts that differ only
+in the message right before the turn: none (the student), the tool-not-found hint listing
+the available tools (the teacher), and the experiment's placebo sentence. It also records
+whether the first byte of the tool name — the byte that needs the lookup in the tool list —
+is the arg-max (choosing one of the offered names at random gets it right 1/n_tools of the
+time).
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+
+import torch
+
+from etude.envs.toolgrid import ARGS, NAMES, Task, call_message, sample_task, split_registries
+from etude.rl.feedback.detectors import not_found_text
+from etude.rl.policy import BytePolicy
+from etude.rl.toolgrid_run import PLACEBO_TEXT, RunConfig
+from etude.rl.trajectory import ByteChat, Message, tokenize
+
+CONTEXTS = ("none", "hint", "placebo")
+
+
+def turn_score(policy: BytePolicy, messages: list[Message], name_offset: int) -> tuple[float, bool]:
+    """(log-probability of the last message's trainable tokens, whether the byte
+    `name_offset` bytes into that message is the arg-max) under teacher forcing."""
+    t = tokenize(messages, ByteChat())
+    with torch.no_grad():
+        logp = torch.log_softmax(policy(t.tokens[None, :-1])[0].float(), -1)
+    target = t.tokens[1:]
+    scored = t.trainable[1:] & (t.turn[1:] == len(messages) - 1)
+    token_logp = logp.gather(-1, target[:, None])[:, 0]
+    name_pos = int(scored.nonzero()[0, 0]) + name_offset
+    return float(token_logp[scored].sum()), bool(logp[name_pos].argmax() == target[name_pos])
+
+
+def first_call_contexts(task: Task, rng: random.Random) -> tuple[dict[str, list[Message]], int]:
+    """The three message lists ending in the correct first call of `task`, keyed by
+    CONTEXTS, and the offset of the tool name in that call's content."""
+    reg, req = task.registry, task.requests[0]
+    name = reg.name_of(req.function)
+    wrong = rng.choice([n for n in NAMES if reg.function_of(n) is None])
+    available = " ".join(f"{f}={n}" for n, f in reg.tools)
+    base: list[Message] = [
+        {"role": "system", "content": reg.system_prompt()},
+        {"role": "user", "content": req.text()},
+    ]
+    call = call_message(name, dict(zip(ARGS, req.args)), "c0", f"{req.function}={name}")
+    extra = {
+        "none": [],
+        "hint": [{"role": "user", "content": not_found_text(wrong, available)}],
+        "placebo": [{"role": "user", "content": PLACEBO_TEXT}],
+    }
+    return {k: [*base, *v, call] for k, v in extra.items()}, len(req.function) + 1
+
+
+def hint_reading(policy: BytePolicy, cfg: RunConfig, tasks: int = 300, seed: int = 0) -> dict:
+    """Per context: median log-probability of the correct turn and first-name-byte accuracy;
+    for hint and placebo, the median per-task gain over none. Tasks cycle through the
+    held-out registries of `cfg`."""
+    tg = cfg.toolgrid
+    _, heldout = split_registries(
+        tg.registry_seed, tg.train_registries, tg.heldout_registries, tg.n_tools
+    )
+    rng = random.Random(seed)
+    scores: dict[str, list[tuple[float, bool]]] = {c: [] for c in CONTEXTS}
+    for i in range(tasks):
+        task = sample_task(heldout[i % len(heldout)], tg.n_requests, rng)
+        contexts, offset = first_call_contexts(task, rng)
+        for c, messages in contexts.items():
+            scores[c].append(turn_score(policy, messages, offset))
+    out: dict = {"tasks": tasks, "chance_first_byte_among_offered": 1 / tg.n_tools}
+    for c, rows in scores.items():
+        out[c] = {
+            "median_turn_logp": statistics.median(r[0] for r in rows),
+            "first_name_byte_accuracy": sum(r[1] for r in rows) / len(rows),
+        }
+        if c != "none":
+            gains = [a[0] - b[0] for a, b in zip(rows, scores["none"])]
+            out[c]["median_logp_gain_vs_none"] = statistics.median(gains)
+    return out
+
+
+def reads_hints(result: dict) -> bool:
+    """The premise holds: the hint makes the correct turn more likely (median gain > 0) and
+    more so than the placebo sentence does."""
+    hint = result["hint"]["median_logp_gain_vs_none"]
+    return hint > 0 and hint > result["placebo"]["median_logp_gain_vs_none"]
