@@ -20,41 +20,23 @@ import platform
 import statistics
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 import torch
 
 from etude.envs.gguf_export import export_gguf
 from etude.envs.llama_server import LlamaServer
+from etude.envs.weight_sync import max_logprob_gap, model_logprobs, server_completion
 from etude.rl.hf_model import load_smollm2, smollm2_gguf
 
 ROOT = Path(__file__).resolve().parents[1]
 PROMPT = "The capital of France is"
 
 
-def greedy(base_url: str) -> tuple[str, list[float]]:
-    body = {"prompt": PROMPT, "max_tokens": 8, "temperature": 0, "logprobs": 1}
-    request = urllib.request.Request(
-        base_url + "/completions", json.dumps(body).encode(), {"Content-Type": "application/json"}
-    )
-    with urllib.request.urlopen(request, timeout=120) as response:
-        choice = json.loads(response.read())["choices"][0]
-    return choice["text"], choice["logprobs"]["token_logprobs"]
-
-
-def hf_logprobs(model, tok, text: str) -> list[float]:
-    prompt = tok(PROMPT, add_special_tokens=False, return_tensors="pt").input_ids
-    full = tok(PROMPT + text, add_special_tokens=False, return_tensors="pt").input_ids
-    with torch.no_grad():
-        logprobs = torch.log_softmax(model(full).logits[0].float(), -1)
-    return [logprobs[i - 1, full[0, i]].item() for i in range(prompt.shape[1], full.shape[1])]
-
-
-def gap(server: list[float], hf: list[float]) -> float:
-    if len(server) != len(hf):
-        raise RuntimeError(f"token counts differ: server {len(server)}, hf {len(hf)}")
-    return max(abs(a - b) for a, b in zip(server, hf))
+def served_gap(base_url: str, model, tok) -> tuple[str, float]:
+    """The server's greedy completion and its largest logprob gap to `model` now."""
+    text, served = server_completion(base_url, PROMPT)
+    return text, max_logprob_gap(served, model_logprobs(model, tok, PROMPT, text))
 
 
 def main() -> None:
@@ -78,16 +60,14 @@ def main() -> None:
             start = time.perf_counter()
             server.start(path)
             restart_s.append(time.perf_counter() - start)
-        text, server_lp = greedy(server.base_url)
-        cases["unchanged, synced"] = (text, gap(server_lp, hf_logprobs(model, tok, text)))
+        cases["unchanged, synced"] = served_gap(server.base_url, model, tok)
         with torch.no_grad():
             model.model.layers[29].mlp.down_proj.weight.mul_(3.0)
             model.model.layers[29].self_attn.q_proj.weight[:144].mul_(4.0)
-        text, server_lp = greedy(server.base_url)  # the server still has the old weights
-        cases["changed, not synced"] = (text, gap(server_lp, hf_logprobs(model, tok, text)))
+        # The server still has the old weights: the off-policy case.
+        cases["changed, not synced"] = served_gap(server.base_url, model, tok)
         server.start(export_gguf(model, smollm2_gguf(), tmp / "changed.gguf", names))
-        text, server_lp = greedy(server.base_url)
-        cases["changed, synced"] = (text, gap(server_lp, hf_logprobs(model, tok, text)))
+        cases["changed, synced"] = served_gap(server.base_url, model, tok)
     size = (tmp / "changed.gguf").stat().st_size
     result = {
         "what": "largest |logprob(server) - logprob(HF model now)| over an 8-token greedy "

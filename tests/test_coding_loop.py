@@ -285,3 +285,48 @@ def test_one_loop_iteration_with_the_local_model(smollm2, tmp_path):
     reloaded = AutoModelForCausalLM.from_pretrained(run / "checkpoint")
     assert reloaded.config.num_hidden_layers == 30
     assert not (run / "iter_0001" / "episodes" / "0-0").exists()  # workspaces cleaned up
+
+
+@pytest.mark.slow
+def test_one_loop_iteration_served_by_llama_cpp_stays_on_policy(smollm2, tmp_path):
+    """With `serve = "llama_cpp"` the loop exports the policy, serves it, rolls out through
+    the OpenAI-compatible backend, and after the update serves the new weights: rollouts
+    record version 0, the checkpoint's iteration is 1 and the server was re-synced to it."""
+    from etude.envs.loop import train
+
+    task_root = example_tasks()[0].parent
+    cfg = parse_config(
+        {
+            "env": "coding",
+            "out_dir": str(tmp_path / "run"),
+            "iterations": 1,
+            "tasks": {"tasks_dir": str(task_root)},
+            "model": {"backend": "openai", "serve": "llama_cpp", "max_new_tokens": 16},
+            "rollout": {
+                "tasks_per_iteration": 1,
+                "group_size": 1,
+                "max_turns": 1,
+                "max_tokens": 64,
+                "python_env": False,
+            },
+            "optim": {"train_layers": 1},
+        }
+    )
+    model, _ = smollm2
+    before = {n: p.detach().clone() for n, p in model.named_parameters()}
+    try:
+        (summary,) = train(cfg, policy=smollm2)
+    finally:  # the session's model is shared: restore it
+        with torch.no_grad():
+            for n, p in model.named_parameters():
+                p.copy_(before[n])
+                p.requires_grad_(True)
+    run = tmp_path / "run"
+    graded = [
+        json.loads(line) for line in (run / "iter_0001" / "graded.jsonl").read_text().splitlines()
+    ]
+    assert len(graded) == 1 and graded[0]["error"] is None, graded[0].get("error")
+    assert graded[0]["policy_version"] == 0 and graded[0]["tokens"] > 0
+    assert "sync" in summary["seconds"]
+    # The server now holds the export of iteration 1's update; version 0's file is gone.
+    assert sorted(p.name for p in (run / "served").glob("*.gguf")) == ["policy-0001.gguf"]

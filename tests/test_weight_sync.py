@@ -3,15 +3,17 @@ permutation exactly (checked against the original GGUF's own tensors), and a rea
 restarted on the export of a deliberately changed layer serves what the trained model now
 computes (its logprobs match the Hugging Face model's after the change, and not before)."""
 
-import json
-import urllib.request
-
 import gguf
 import pytest
 import torch
 
 from etude.envs.gguf_export import export_gguf, gguf_tensor, permute_rotary
-from etude.envs.weight_sync import ServedPolicy
+from etude.envs.weight_sync import (
+    ServedPolicy,
+    max_logprob_gap,
+    model_logprobs,
+    server_completion,
+)
 from etude.rl.hf_model import smollm2_gguf
 
 PROMPT = "The capital of France is"
@@ -45,30 +47,6 @@ def test_export_maps_names_and_permutation_exactly(smollm2, tmp_path):
     assert not (tmp_path / "q.gguf").exists()
 
 
-def server_greedy(base_url: str) -> tuple[str, list[float]]:
-    body = {"prompt": PROMPT, "max_tokens": 8, "temperature": 0, "logprobs": 1}
-    request = urllib.request.Request(
-        base_url + "/completions", json.dumps(body).encode(), {"Content-Type": "application/json"}
-    )
-    with urllib.request.urlopen(request, timeout=60) as response:
-        choice = json.loads(response.read())["choices"][0]
-    return choice["text"], choice["logprobs"]["token_logprobs"]
-
-
-def hf_logprobs(model, tok, text: str) -> list[float]:
-    """The model's logprobs of `text`'s tokens after PROMPT."""
-    prompt = tok(PROMPT, add_special_tokens=False, return_tensors="pt").input_ids
-    full = tok(PROMPT + text, add_special_tokens=False, return_tensors="pt").input_ids
-    with torch.no_grad():
-        logprobs = torch.log_softmax(model(full).logits[0].float(), -1)
-    return [logprobs[i - 1, full[0, i]].item() for i in range(prompt.shape[1], full.shape[1])]
-
-
-def max_gap(a: list[float], b: list[float]) -> float:
-    assert len(a) == len(b), (a, b)
-    return max(abs(x - y) for x, y in zip(a, b))
-
-
 @pytest.mark.slow
 def test_server_serves_the_changed_weights_after_a_sync(smollm2, tmp_path):
     """Llama.cpp computes Q4_1 matmuls with 8-bit activations, so its logprobs differ from
@@ -80,8 +58,8 @@ def test_server_serves_the_changed_weights_after_a_sync(smollm2, tmp_path):
     served = ServedPolicy(tmp_path / "served", smollm2_gguf())
     try:
         served.sync(model, 0)
-        before_text, before_server = server_greedy(served.base_url)
-        assert max_gap(before_server, hf_logprobs(model, tok, before_text)) < 0.3
+        before_text, before_server = server_completion(served.base_url, PROMPT)
+        assert max_logprob_gap(before_server, model_logprobs(model, tok, PROMPT, before_text)) < 0.3
         layer = model.model.layers[29]
         saved = {k: v.clone() for k, v in layer.state_dict().items()}
         with torch.no_grad():  # the deliberate change to one trained layer
@@ -90,7 +68,7 @@ def test_server_serves_the_changed_weights_after_a_sync(smollm2, tmp_path):
         served.sync(model, 1)
         assert served.version == 1
         assert not (tmp_path / "served" / "policy-0000.gguf").exists()
-        after_text, after_server = server_greedy(served.base_url)
+        after_text, after_server = server_completion(served.base_url, PROMPT)
         written = {t.name: t for t in gguf.GGUFReader(str(served.server.model_path)).tensors}
     finally:
         served.stop()
@@ -102,6 +80,6 @@ def test_server_serves_the_changed_weights_after_a_sync(smollm2, tmp_path):
         kind = gguf.GGMLQuantizationType.F32 if name.startswith("blk.29.") else original[name]
         assert tensor.tensor_type == kind, name
     assert after_text != before_text
-    assert max_gap(after_server, hf_logprobs(model, tok, after_text)) < 0.3
+    assert max_logprob_gap(after_server, model_logprobs(model, tok, PROMPT, after_text)) < 0.3
     layer.load_state_dict(saved)  # the weights before the change (restored for other tests)
-    assert max_gap(after_server, hf_logprobs(model, tok, after_text)) > 1.0
+    assert max_logprob_gap(after_server, model_logprobs(model, tok, PROMPT, after_text)) > 1.0
