@@ -92,10 +92,11 @@ def _check(hint_gain: float, placebo_gain: float) -> dict:
     }
 
 
-def test_reads_hints_needs_a_gain_above_zero_and_above_the_placebo():
+def test_reads_hints_needs_a_clear_gain_above_zero_and_above_the_placebo():
     assert reads_hints(_check(2.0, 0.5))
     assert not reads_hints(_check(-1.0, -3.0))  # less harm than the placebo is not reading
     assert not reads_hints(_check(0.5, 1.0))
+    assert not reads_hints(_check(0.04, -0.4))  # a gain too small to teach anything
 
 
 def test_contexts_differ_only_in_the_message_before_the_correct_call():

@@ -86,8 +86,9 @@ def hint_reading(policy: BytePolicy, cfg: RunConfig, tasks: int = 300, seed: int
     return out
 
 
-def reads_hints(result: dict) -> bool:
-    """The premise holds: the hint makes the correct turn more likely (median gain > 0) and
-    more so than the placebo sentence does."""
+def reads_hints(result: dict, min_gain: float = 0.5) -> bool:
+    """The premise holds: the hint makes the correct turn more likely by at least `min_gain`
+    nats (median) — and by that much more than the placebo sentence does. (A student that
+    is already right leaves no room for a gain, and then a teacher has nothing to teach.)"""
     hint = result["hint"]["median_logp_gain_vs_none"]
-    return hint > 0 and hint > result["placebo"]["median_logp_gain_vs_none"]
+    return hint >= min_gain and hint >= result["placebo"]["median_logp_gain_vs_none"] + min_gain
