@@ -228,40 +228,46 @@ def test_rl_config_dispatch_reaches_the_coding_loop(tmp_path, capsys):
     assert "--resume is supported for env = 'coding' only" in capsys.readouterr().err
 
 
+def _one_iteration(smollm2, run, model: dict, rollout: dict) -> dict:
+    """Train one loop iteration of the shared SmolLM2 on the first example task, writing to
+    `run`; the shared model's weights and flags are restored afterwards. Returns the
+    iteration's summary."""
+    from etude.envs.loop import train
+
+    cfg = parse_config(
+        {
+            "env": "coding",
+            "out_dir": str(run),
+            "iterations": 1,
+            "tasks": {"tasks_dir": str(example_tasks()[0].parent)},
+            "model": model,
+            "rollout": {"tasks_per_iteration": 1, "python_env": False, **rollout},
+            "optim": {"train_layers": 1},
+        }
+    )
+    weights, _ = smollm2
+    before = {n: p.detach().clone() for n, p in weights.named_parameters()}
+    try:
+        (summary,) = train(cfg, policy=smollm2)
+    finally:  # the session's model is shared: restore it
+        with torch.no_grad():
+            for n, p in weights.named_parameters():
+                p.copy_(before[n])
+                p.requires_grad_(True)
+    return summary
+
+
 @pytest.mark.slow
 def test_one_loop_iteration_with_the_local_model(smollm2, tmp_path):
     """One iteration: rollouts of SmolLM2 in the sandbox, grading, monitor, hints, update
     and checkpoint; every file the iteration writes."""
-    from etude.envs.loop import train
-
-    task_root = example_tasks()[0].parent
-    cfg = parse_config(
-        {
-            "env": "coding",
-            "out_dir": str(tmp_path / "run"),
-            "iterations": 1,
-            "tasks": {"tasks_dir": str(task_root)},
-            "model": {"max_new_tokens": 48},
-            "rollout": {
-                "tasks_per_iteration": 1,
-                "group_size": 2,
-                "max_turns": 2,
-                "max_tokens": 96,
-                "python_env": False,
-            },
-            "optim": {"train_layers": 1},
-        }
-    )
-    model, _ = smollm2
-    before = {n: p.detach().clone() for n, p in model.named_parameters()}
-    try:
-        (returned,) = train(cfg, policy=smollm2)
-    finally:  # the session's model is shared: restore it
-        with torch.no_grad():
-            for n, p in model.named_parameters():
-                p.copy_(before[n])
-                p.requires_grad_(True)
     run = tmp_path / "run"
+    returned = _one_iteration(
+        smollm2,
+        run,
+        {"max_new_tokens": 48},
+        {"group_size": 2, "max_turns": 2, "max_tokens": 96},
+    )
     (summary,) = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     assert summary == returned
     assert summary["iteration"] == 1 and summary["episodes"] == 2
@@ -292,35 +298,12 @@ def test_one_loop_iteration_served_by_llama_cpp_stays_on_policy(smollm2, tmp_pat
     """With `serve = "llama_cpp"` the loop exports the policy, serves it, rolls out through
     the OpenAI-compatible backend, and after the update serves the new weights: rollouts
     record version 0, the checkpoint's iteration is 1 and the server was re-synced to it."""
-    from etude.envs.loop import train
-
-    task_root = example_tasks()[0].parent
-    cfg = parse_config(
-        {
-            "env": "coding",
-            "out_dir": str(tmp_path / "run"),
-            "iterations": 1,
-            "tasks": {"tasks_dir": str(task_root)},
-            "model": {"backend": "openai", "serve": "llama_cpp", "max_new_tokens": 16},
-            "rollout": {
-                "tasks_per_iteration": 1,
-                "group_size": 1,
-                "max_turns": 1,
-                "max_tokens": 64,
-                "python_env": False,
-            },
-            "optim": {"train_layers": 1},
-        }
+    summary = _one_iteration(
+        smollm2,
+        tmp_path / "run",
+        {"backend": "openai", "serve": "llama_cpp", "max_new_tokens": 16},
+        {"group_size": 1, "max_turns": 1, "max_tokens": 64},
     )
-    model, _ = smollm2
-    before = {n: p.detach().clone() for n, p in model.named_parameters()}
-    try:
-        (summary,) = train(cfg, policy=smollm2)
-    finally:  # the session's model is shared: restore it
-        with torch.no_grad():
-            for n, p in model.named_parameters():
-                p.copy_(before[n])
-                p.requires_grad_(True)
     run = tmp_path / "run"
     graded = [
         json.loads(line) for line in (run / "iter_0001" / "graded.jsonl").read_text().splitlines()

@@ -85,6 +85,20 @@ def _run(job: tuple[str, int, RunConfig, dict]) -> tuple[str, int, list[dict], f
     return name, seed, records, time.perf_counter() - start
 
 
+def budget(base: RunConfig, seeds: list[int]) -> dict:
+    """The experiment's episode budget, the same for every arm, as the summary reports it."""
+    return {
+        "episodes_per_run": base.rl.steps * base.rl.tasks_per_step * base.rl.group_size,
+        "rl_steps": base.rl.steps,
+        "tasks_per_step": base.rl.tasks_per_step,
+        "group_size": base.rl.group_size,
+        "seeds": seeds,
+        "warm_start_steps": base.warm_start.steps,
+        "eval_episodes": base.eval.episodes,
+        "heldout_registries": base.toolgrid.heldout_registries,
+    }
+
+
 def run_experiment(
     base: RunConfig,
     seeds: list[int],
@@ -136,18 +150,10 @@ def run_experiment(
             print(f"done {name} seed {seed} in {s:.0f}s", flush=True)
     summary = summarize(results, seeds)
     summary["hint_reading"] = check
-    summary["budget"] = {
-        "episodes_per_run": base.rl.steps * base.rl.tasks_per_step * base.rl.group_size,
-        "rl_steps": base.rl.steps,
-        "tasks_per_step": base.rl.tasks_per_step,
-        "group_size": base.rl.group_size,
-        "seeds": seeds,
-        "warm_start_steps": base.warm_start.steps,
+    summary["budget"] = budget(base, seeds) | {
         "warm_start_seconds": round(warm_s, 1),
         "run_seconds_median": sorted(seconds)[len(seconds) // 2],
         "total_seconds": round(time.perf_counter() - t0, 1),
-        "eval_episodes": base.eval.episodes,
-        "heldout_registries": base.toolgrid.heldout_registries,
     }
     (out / "textual_feedback.json").write_text(json.dumps(summary, indent=2))
     plot_experiment(summary, out / "textual_feedback.png")
@@ -212,16 +218,7 @@ def summarize_logs(
         raise ValueError(f"the rl arm has not finished in {runs}; nothing to compare against")
     summary = summarize(results, seeds)
     summary["incomplete"] = incomplete
-    summary["budget"] = {
-        "episodes_per_run": base.rl.steps * base.rl.tasks_per_step * base.rl.group_size,
-        "rl_steps": base.rl.steps,
-        "tasks_per_step": base.rl.tasks_per_step,
-        "group_size": base.rl.group_size,
-        "seeds": seeds,
-        "warm_start_steps": base.warm_start.steps,
-        "eval_episodes": base.eval.episodes,
-        "heldout_registries": base.toolgrid.heldout_registries,
-    }
+    summary["budget"] = budget(base, seeds)
     out.mkdir(parents=True, exist_ok=True)
     (out / "textual_feedback.json").write_text(json.dumps(summary, indent=2))
     plot_experiment(summary, out / "textual_feedback.png")
