@@ -8,9 +8,6 @@ registries with paired-by-seed bootstrap intervals. Sizes come from configs/tool
         -> benchmarks/results/textual_feedback.json and textual_feedback.png
     .venv/bin/python benchmarks/textual_feedback_experiment.py --from-logs
         rebuilds the summary from the runs' logs (arms whose seeds all finished)
-    .venv/bin/python benchmarks/textual_feedback_experiment.py --add-tool-use
-        re-runs each run's final evaluation from its saved policy to add tool calls per
-        episode (for results logged before the evaluation counted calls)
 """
 
 from __future__ import annotations
@@ -18,7 +15,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from etude.rl.experiment import add_tool_use, main, summarize_logs
+from etude.rl.experiment import main, summarize_logs
 from etude.rl.toolgrid_run import load_config
 
 RESULTS = Path(__file__).parent / "results"
@@ -26,19 +23,11 @@ CONFIG = Path(__file__).parents[1] / "configs" / "toolgrid.toml"
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
-    parser.add_argument("--add-tool-use", action="store_true")
     parser.add_argument("--from-logs", action="store_true")
     args = parser.parse_args()
     base = load_config(CONFIG)
     runs = Path(base.out_dir) / "experiment"
     if args.from_logs:
         summarize_logs(runs, base, [0, 1, 2, 3, 4], (0.5, 2.0), RESULTS)
-    if args.add_tool_use:
-        add_tool_use(
-            RESULTS / "textual_feedback.json",
-            runs,
-            base,
-            [0, 1, 2, 3, 4],
-        )
-    if not (args.from_logs or args.add_tool_use):
+    else:
         main(str(RESULTS), config=str(CONFIG))

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import torch
 
-from etude.envs.toolgrid import demonstration, sample_task, split_registries
+from etude.envs.toolgrid import demonstration, lookup_drill, sample_task, split_registries
 from etude.rl.hint_reading import first_call_contexts, hint_reading, reads_hints, turn_score
 from etude.rl.policy import BytePolicy, muon_optimizer
 from etude.rl.toolgrid_run import load_config
@@ -39,18 +39,6 @@ ARMS = {
     "adamw lr=0.003": ("adamw", 0.003, 2),
     "adamw lr=0.003, 4 kv heads": ("adamw", 0.003, 4),
 }
-
-
-def drill(registry, rng: random.Random, requests: int = 8) -> list:
-    """A tool list, then `requests` requests each answered by its binding alone."""
-    messages = [{"role": "system", "content": registry.system_prompt()}]
-    for _ in range(requests):
-        fn = rng.choice([f for _, f in registry.tools])
-        messages += [
-            {"role": "user", "content": fn},
-            {"role": "assistant", "content": f"{fn}={registry.name_of(fn)}"},
-        ]
-    return messages
 
 
 def lookup_accuracy(policy: BytePolicy, heldout, tasks: int, n_requests: int) -> float:
@@ -89,7 +77,7 @@ def run_arm(job: tuple[str, int, int]) -> tuple[str, dict]:
                 sample_task(rng.choice(train), tg.n_requests, rng), rng, ws.p_error, ws.p_hint
             )
             for _ in range(8)
-        ] + [drill(rng.choice(train), rng) for _ in range(8)]
+        ] + [lookup_drill(rng.choice(train), rng) for _ in range(8)]
         tokenized = [tokenize(m, tok) for m in batch]
         tokens, mask = pad_batch([t.tokens for t in tokenized], [t.trainable for t in tokenized])
         loss = sft_loss(policy, tokens, mask)

@@ -13,6 +13,7 @@ from etude.rl.distill import (
     generalized_jsd,
     reverse_kl,
     sampled_token_kl,
+    teacher_path_length,
     topk_reverse_kl,
 )
 
@@ -111,3 +112,11 @@ def test_estimate_dispatch_and_unknown_name():
         estimate("kl9", s, t, tokens)
     with pytest.raises(ValueError, match="teacher_temperature"):
         reverse_kl(s, t, 0.0)
+
+
+def test_teacher_path_length_stops_at_the_first_token_the_teacher_would_not_pick():
+    teacher = torch.full((4, 6), -5.0)
+    teacher[torch.arange(4), torch.tensor([1, 2, 3, 4])] = 5.0  # arg-max 1, 2, 3, 4
+    assert teacher_path_length(teacher, torch.tensor([1, 2, 3, 4])) == 4
+    assert teacher_path_length(teacher, torch.tensor([1, 2, 0, 4])) == 3  # the departure counts
+    assert teacher_path_length(teacher, torch.tensor([0, 2, 3, 4])) == 1

@@ -15,6 +15,7 @@ from etude.rl.experiment import (
     arms,
     episodes_to_reach,
     paired_bootstrap,
+    run_dir_name,
     run_experiment,
     summarize,
 )
@@ -68,10 +69,12 @@ def test_arms_share_everything_but_the_feedback():
         "targeted λ=0.5",
         "targeted λ=2.0",
         "whole-trajectory λ=0.5",
+        "truncated λ=0.5",
         "placebo λ=0.5",
     ]
     assert configs["rl"].loss.weights == {}
     assert configs["whole-trajectory λ=0.5"].loss.scope == "trajectory"
+    assert [name for name, c in configs.items() if c.loss.truncate] == ["truncated λ=0.5"]
     assert configs["placebo λ=0.5"].feedback.placebo
     assert (
         len(
@@ -110,6 +113,7 @@ def test_contexts_differ_only_in_the_message_before_the_correct_call():
     assert hint[2]["content"].startswith("Note: ") and "Available tools" in hint[2]["content"]
     call = none[-1]
     name = call["tool_calls"][0]["function"]["name"]
+    assert hint[2]["content"].endswith(f"Did you mean {task.requests[0].function}={name}?")
     assert task.registry.function_of(name) == task.requests[0].function
     assert call["content"][offset:] == name
 
@@ -125,5 +129,43 @@ def test_experiment_stops_before_the_arms_when_the_warm_start_does_not_read_hint
         run_experiment(base, [0], (0.5, 2.0), tmp_path / "out", tmp_path / "runs")
     check = json.loads((tmp_path / "out" / "hint_reading.json").read_text())
     assert not reads_hints(check) and check["tasks"] == 300
-    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["warm_start.pt"]
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == [
+        "experiment.json",
+        "warm_start.pt",
+    ]
     assert not (tmp_path / "out" / "textual_feedback.json").exists()
+
+
+def _tiny(tmp_path) -> RunConfig:
+    base = RunConfig(out_dir=str(tmp_path / "runs"))
+    return replace(
+        base,
+        model=replace(base.model, dim=32, n_layers=1, dense_ffn_dim=64),
+        warm_start=replace(base.warm_start, steps=2, batch=2),
+        rl=replace(base.rl, steps=1, tasks_per_step=1, group_size=2, max_turn_tokens=8),
+        eval=replace(base.eval, every=1, episodes=1),
+        toolgrid=replace(base.toolgrid, train_registries=20, heldout_registries=5),
+    )
+
+
+@pytest.mark.slow
+def test_experiment_runs_every_arm_and_resumes_from_its_logs(tmp_path):
+    base, out, runs = _tiny(tmp_path), tmp_path / "out", tmp_path / "runs"
+    first = run_experiment(base, [0], (0.5, 2.0), out, runs, require_hint_reading=False)
+    assert list(first["arms"]) == list(arms(base, (0.5, 2.0)))
+    assert first["budget"]["runs_loaded_from_logs"] == 0
+    assert not first["budget"]["warm_start_reused"]
+    warm = (runs / "warm_start.pt").read_bytes()
+
+    redo = runs / run_dir_name("truncated λ=0.5", 0)
+    (redo / "log.jsonl").unlink()  # as if the run had been interrupted
+    again = run_experiment(base, [0], (0.5, 2.0), out, runs, require_hint_reading=False)
+    assert again["budget"]["warm_start_reused"] and (runs / "warm_start.pt").read_bytes() == warm
+    assert again["budget"]["runs_loaded_from_logs"] == len(first["arms"]) - 1
+    assert (redo / "log.jsonl").is_file()
+    for name, arm in first["arms"].items():
+        if name != "truncated λ=0.5":
+            assert again["arms"][name]["final_success"] == arm["final_success"]
+
+    with pytest.raises(ValueError, match="different experiment"):
+        run_experiment(base, [0, 1], (0.5, 2.0), out, runs, require_hint_reading=False)

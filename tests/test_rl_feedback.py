@@ -21,6 +21,7 @@ from etude.rl.feedback import (
     detect_all,
     validate_hint,
 )
+from etude.rl.feedback.detectors import suggest_tool
 from etude.rl.policy import BytePolicy, muon_optimizer
 from etude.rl.step import StepSettings, rl_step
 from etude.rl.toolgrid_run import ModelSettings
@@ -45,6 +46,17 @@ def test_tool_not_found_hint_at_the_failing_turn():
     (hint,) = detect_all(_load("tool_not_found"), _all())
     assert (hint.turn, hint.category, hint.source) == (2, "tool_not_found", "tool_not_found")
     assert "qix does not exist" in hint.text and "add=zop" in hint.text and "mul=kav" in hint.text
+
+
+def test_tool_not_found_hint_suggests_the_tool_the_turn_meant():
+    traj = _load("tool_not_found")
+    assert suggest_tool(traj, 2, "qix") is None  # no description named, no close name
+    traj.messages[2]["content"] = "mul=qix"
+    (hint,) = detect_all(traj, [DETECTORS["tool_not_found"]()])
+    assert hint.text.endswith("Available tools: add=zop mul=kav. Did you mean mul=kav?")
+    assert suggest_tool(traj, 2, "zopp") == "mul=kav"  # the named description comes first
+    traj.messages[2]["content"] = "multiply"  # a description only counts as a whole word
+    assert suggest_tool(traj, 2, "zopp") == "zop"  # then the closest offered name
 
 
 def test_each_planted_mistake_is_found_at_its_turn():

@@ -145,3 +145,20 @@ def test_gating_drops_hints_whose_teacher_does_not_disagree_with_the_turn():
     assert gated["frac_distilled"] == 0 and gated["teacher_gap"] == pytest.approx(
         ungated["teacher_gap"]
     )
+
+
+def test_truncation_distills_the_turn_only_up_to_where_it_leaves_the_teachers_path():
+    traj = Trajectory.from_dict(json.loads((DATA / "tool_not_found.json").read_text()))
+    hints = [detect_all(traj, [d() for d in DETECTORS.values()])]
+    torch.manual_seed(0)
+    policy = BytePolicy(
+        ModelSettings(dim=32, n_layers=2, dense_ffn_dim=64, max_seq_len=512).config()
+    )
+    opt = muon_optimizer(policy, 0.0)
+    weights = {"tool_not_found": 1.0}
+    whole = rl_step(policy, opt, ByteChat(), [traj], [0], hints, StepSettings(weights=weights))
+    cut = rl_step(
+        policy, opt, ByteChat(), [traj], [0], hints, StepSettings(weights=weights, truncate=True)
+    )
+    assert whole["hints_used"] == cut["hints_used"] == 1
+    assert 0 < cut["frac_distilled"] < whole["frac_distilled"]

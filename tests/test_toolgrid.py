@@ -17,6 +17,7 @@ from etude.envs.toolgrid import (
     Task,
     call_message,
     demonstration,
+    lookup_drill,
     sample_task,
     split_registries,
     tool_errors,
@@ -65,6 +66,30 @@ def test_heldout_registries_are_disjoint_from_training():
     assert not set(train) & set(heldout)
 
 
+def test_lookup_drills_answer_each_function_with_its_binding():
+    drill = lookup_drill(REG, random.Random(0), requests=6)
+    assert drill[0] == {"role": "system", "content": "tools: add=zop neg=kav"}
+    pairs = list(zip(drill[1::2], drill[2::2]))
+    assert len(pairs) == 6
+    for ask, answer in pairs:
+        assert ask["role"] == "user" and answer["role"] == "assistant"
+        assert answer["content"] == f"{ask['content']}={REG.name_of(ask['content'])}"
+    assert {ask["content"] for ask, _ in pairs} == {"add", "neg"}
+
+
+def test_hinted_lookup_drills_name_the_binding_in_the_hint():
+    drill = lookup_drill(REG, random.Random(0), requests=20, p_hint=0.5)
+    answers = [i for i, m in enumerate(drill) if m["role"] == "assistant"]
+    hinted = [i for i in answers if drill[i - 1]["content"].startswith("Note: ")]
+    assert len(answers) == 20 and 3 < len(hinted) < 17
+    for i in hinted:
+        hint, ask = drill[i - 1]["content"], drill[i - 2]["content"]
+        assert drill[i]["content"] == f"{ask}={REG.name_of(ask)}"
+        assert hint.endswith(
+            f"Available tools: add=zop neg=kav. Did you mean {drill[i]['content']}?"
+        )
+
+
 def test_demonstrations_solve_the_task_and_carry_hints_in_the_detectors_words():
     rng = random.Random(0)
     train, _ = split_registries(0, 20, 5, 3)
@@ -82,6 +107,10 @@ def test_demonstrations_solve_the_task_and_carry_hints_in_the_detectors_words():
         n_hints += len(hints)
         for h in hints:
             assert "does not exist. Available tools: " in h or " call has missing " in h
+            if "does not exist" in h:  # it names the binding the next call uses
+                binding = h.removesuffix("?").rsplit(" ", 1)[1]
+                following = msgs[msgs.index({"role": "user", "content": h}) + 1]
+                assert following["content"] == binding
         n_errors += sum(
             m["role"] == "tool" and not m["content"].lstrip("-").isdigit() for m in msgs
         )
@@ -136,6 +165,9 @@ heldout_registries = 5
 [warm_start]
 steps = 4
 batch = 4
+drills = 2
+optimizer = "adamw"
+lr = 0.003
 [rl]
 steps = 2
 tasks_per_step = 2
@@ -172,6 +204,10 @@ def test_etude_rl_config_trains_and_writes_log_and_plots(tmp_path, capsys):
         ('env = "toolgrid"\n[rl]\nstepz = 3\n', "unknown key(s) in [rl]: stepz"),
         ('env = "chess"\n', "unknown env 'chess'"),
         ('env = "toolgrid"\n[feedback]\ndetectors = ["psychic"]\n', "unknown detector(s)"),
+        (
+            'env = "toolgrid"\n[warm_start]\noptimizer = "sgd"\n',
+            "[warm_start] optimizer must be 'muon' or 'adamw', got 'sgd'",
+        ),
         ("env = ", "not valid TOML"),
     ],
 )

@@ -239,6 +239,27 @@ def tool_errors(traj: Trajectory) -> tuple[int, int]:
     return errors, calls
 
 
+def lookup_drill(
+    registry: Registry, rng: random.Random, requests: int = 8, p_hint: float = 0.0
+) -> list[Message]:
+    """The lookup alone: the tool list, then `requests` user messages naming a function, each
+    answered by its binding (`mul=pav`), as a call message begins; with probability `p_hint`
+    the tool-not-found hint naming that binding comes first (`... Did you mean mul=pav?`).
+    A warm start that mixes these into its batches learns to look names up
+    (benchmarks/toolgrid_warm_start.py) and to take them from a hint."""
+    messages: list[Message] = [{"role": "system", "content": registry.system_prompt()}]
+    available = " ".join(f"{f}={n}" for n, f in registry.tools)
+    for _ in range(requests):
+        fn = rng.choice([f for _, f in registry.tools])
+        binding = f"{fn}={registry.name_of(fn)}"
+        messages.append({"role": "user", "content": fn})
+        if rng.random() < p_hint:
+            wrong = rng.choice([n for n in NAMES if registry.function_of(n) is None])
+            messages.append({"role": "user", "content": not_found_text(wrong, available, binding)})
+        messages.append({"role": "assistant", "content": binding})
+    return messages
+
+
 def demonstration(task: Task, rng: random.Random, p_error: float, p_hint: float) -> list[Message]:
     """A scripted demonstration of `task`. Before each call, with probability `p_hint` a hint
     message (the detectors' wording) precedes the right call; otherwise with probability
@@ -254,7 +275,7 @@ def demonstration(task: Task, rng: random.Random, p_error: float, p_hint: float)
         wrong_name = rng.choice([n for n in NAMES if reg.function_of(n) is None])
         if rng.random() < p_hint:
             if rng.random() < 0.5:
-                text = not_found_text(wrong_name, available)
+                text = not_found_text(wrong_name, available, f"{req.function}={name}")
             else:
                 text = invalid_arguments_text(
                     name, f"missing {ARGS[len(args) - 1]}", ", ".join(args)

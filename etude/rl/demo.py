@@ -102,7 +102,7 @@ def run(out_dir: Path) -> DemoSection:
             f"{len(steps)} RL steps on ToolGrid; the detectors found {hints} hints at failing "
             "turns and the KL moved only those turns toward the policy reading the hint. Too "
             "short to change held-out success; in the 5-seed experiment of "
-            "docs/textual-feedback.md the KL arms did worse than RL only at this scale."
+            "docs/textual-feedback.md the KL arms led RL only early and ended below it."
         ),
         figures=figures,
         html=f"<img src='data:image/png;base64,{image}' style='max-width:100%'>",

@@ -127,3 +127,13 @@ def teacher_advantage(student_logits: Tensor, teacher_logits: Tensor, tokens: Te
         ls_x = ls.gather(-1, tokens[:, None]).squeeze(-1)
         lt_x = lt.gather(-1, tokens[:, None]).squeeze(-1)
         return (ls_x - lt_x).mean()
+
+
+def teacher_path_length(teacher_logits: Tensor, tokens: Tensor) -> int:
+    """How many of a turn's sampled tokens [N] to distill when truncating: up to and including
+    the first one that is not the teacher's arg-max (all N when there is none). Past that
+    token the turn has left the path the teacher would take, and the teacher's next-token
+    distributions are conditioned on a prefix it would not have written. teacher_logits
+    [N, V]."""
+    departed = (teacher_logits.argmax(-1) != tokens).nonzero()
+    return int(departed[0, 0]) + 1 if len(departed) else len(tokens)

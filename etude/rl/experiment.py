@@ -7,6 +7,8 @@ and evaluation sampling, not the warm start):
 - targeted λ=a / λ=b: + λ·KL on the hinted turns only (tool-not-found, invalid-arguments);
 - whole λ=a: the same hints and λ, but the hint goes before the first turn and the KL covers
   every trainable token of the trajectory;
+- truncated λ=a: targeted, but each hinted turn is distilled only up to its first token the
+  teacher would not have picked (`StepSettings.truncate`);
 - placebo λ=a: targeted, but the hint text is irrelevant.
 
 `etude rl experiment toolgrid` runs it and writes `textual_feedback.json` and a PNG plot.
@@ -22,13 +24,14 @@ import multiprocessing as mp
 import random
 import sys
 import time
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import torch
 
 from etude.envs.toolgrid import split_registries
 from etude.rl.hint_reading import hint_reading, reads_hints
+from etude.rl.policy import BytePolicy
 from etude.rl.toolgrid_run import RunConfig, load_config, train, warm_started_policy
 
 
@@ -68,6 +71,7 @@ def arms(base: RunConfig, lambdas: tuple[float, float]) -> dict[str, RunConfig]:
             weights=dict.fromkeys(targeted, a), scope="trajectory"
         ),
     }
+    out[f"truncated λ={a}"] = with_loss(weights=dict.fromkeys(targeted, a), truncate=True)
     placebo = with_loss(weights=dict.fromkeys(targeted, a))
     out[f"placebo λ={a}"] = replace(placebo, feedback=replace(base.feedback, placebo=True))
     return out
@@ -76,8 +80,6 @@ def arms(base: RunConfig, lambdas: tuple[float, float]) -> dict[str, RunConfig]:
 def _run(job: tuple[str, int, RunConfig, dict]) -> tuple[str, int, list[dict], float]:
     name, seed, cfg, state = job
     torch.set_num_threads(1)
-    from etude.rl.policy import BytePolicy
-
     policy = BytePolicy(cfg.model.config())
     policy.load_state_dict(state)
     start = time.perf_counter()
@@ -112,20 +114,44 @@ def run_experiment(
     run every arm × seed (in `workers` processes, logs under `runs`), summarize into
     `out/textual_feedback.json` and `.png`. When the check fails and `require_hint_reading`
     is set, no arm runs: the result goes to `out/hint_reading.json` and `HintReadingError`
-    says why."""
+    says why.
+
+    It resumes: `runs/experiment.json` records the experiment (config, seeds, λs); when it
+    matches, the saved warm start is reused and runs whose `log.jsonl` is complete are
+    loaded instead of re-run (an arm added later runs alone). A different experiment in the
+    same `runs` is refused."""
     out.mkdir(parents=True, exist_ok=True)
+    runs.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    train_regs, _ = split_registries(
-        base.toolgrid.registry_seed,
-        base.toolgrid.train_registries,
-        base.toolgrid.heldout_registries,
-        base.toolgrid.n_tools,
+    identity = json.loads(
+        json.dumps({"config": asdict(base), "seeds": seeds, "lambdas": list(lambdas)})
     )
-    warm = warm_started_policy(base, train_regs)
+    identity_path = runs / "experiment.json"
+    if identity_path.exists() and json.loads(identity_path.read_text()) != identity:
+        raise ValueError(
+            f"{runs} holds runs of a different experiment (config, seeds or λs differ from "
+            f"{identity_path}); give another out_dir or remove {runs}"
+        )
+    warm_path = runs / "warm_start.pt"
+    reused = identity_path.exists() and warm_path.exists()
+    if reused:
+        warm = BytePolicy(base.model.config())
+        warm.load_state_dict(torch.load(warm_path))
+    else:
+        train_regs, _ = split_registries(
+            base.toolgrid.registry_seed,
+            base.toolgrid.train_registries,
+            base.toolgrid.heldout_registries,
+            base.toolgrid.n_tools,
+        )
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)  # as the arms' workers and the sweep benchmark: the same bits
+        warm = warm_started_policy(base, train_regs)
+        torch.set_num_threads(threads)
+        torch.save(warm.state_dict(), warm_path)
+        identity_path.write_text(json.dumps(identity, indent=2) + "\n")
     warm_s = time.perf_counter() - t0
     state = copy.deepcopy(warm.state_dict())
-    runs.mkdir(parents=True, exist_ok=True)
-    torch.save(state, runs / "warm_start.pt")
     check = hint_reading(warm, base)
     if require_hint_reading and not reads_hints(check):
         (out / "hint_reading.json").write_text(json.dumps(check, indent=2) + "\n")
@@ -136,28 +162,39 @@ def run_experiment(
             "would distill toward a teacher no better than the student. Details in "
             f"{out / 'hint_reading.json'}; warm start longer, or pass --ignore-hint-check."
         )
+    results: dict[str, dict[int, list[dict]]] = {}
     jobs = []
     for name, cfg in arms(base, lambdas).items():
+        results[name] = {}
         for seed in seeds:
             run_dir = runs / run_dir_name(name, seed)
-            jobs.append((name, seed, replace(cfg, seed=seed, out_dir=str(run_dir)), state))
-    results: dict[str, dict[int, list[dict]]] = {}
+            if (run_dir / "log.jsonl").is_file():
+                results[name][seed] = _read_log(run_dir / "log.jsonl")
+            else:
+                jobs.append((name, seed, replace(cfg, seed=seed, out_dir=str(run_dir)), state))
     seconds: list[float] = []
-    with mp.get_context("spawn").Pool(workers) as pool:
-        for name, seed, records, s in pool.imap_unordered(_run, jobs):
-            results.setdefault(name, {})[seed] = records
-            seconds.append(s)
-            print(f"done {name} seed {seed} in {s:.0f}s", flush=True)
+    if jobs:
+        with mp.get_context("spawn").Pool(workers) as pool:
+            for name, seed, records, s in pool.imap_unordered(_run, jobs):
+                results[name][seed] = records
+                seconds.append(s)
+                print(f"done {name} seed {seed} in {s:.0f}s", flush=True)
     summary = summarize(results, seeds)
     summary["hint_reading"] = check
     summary["budget"] = budget(base, seeds) | {
+        "warm_start_reused": reused,
         "warm_start_seconds": round(warm_s, 1),
-        "run_seconds_median": sorted(seconds)[len(seconds) // 2],
+        "runs_loaded_from_logs": sum(map(len, results.values())) - len(jobs),
+        "run_seconds_median": sorted(seconds)[len(seconds) // 2] if seconds else None,
         "total_seconds": round(time.perf_counter() - t0, 1),
     }
     (out / "textual_feedback.json").write_text(json.dumps(summary, indent=2))
     plot_experiment(summary, out / "textual_feedback.png")
     return summary
+
+
+def _read_log(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
 
 
 def summarize(results: dict[str, dict[int, list[dict]]], seeds: list[int]) -> dict:
@@ -210,10 +247,7 @@ def summarize_logs(
         if not all(f.is_file() for f in logs):
             incomplete.append(name)
             continue
-        results[name] = {
-            s: [json.loads(line) for line in f.read_text().splitlines()]
-            for s, f in zip(seeds, logs)
-        }
+        results[name] = {s: _read_log(f) for s, f in zip(seeds, logs)}
     if "rl" not in results:
         raise ValueError(f"the rl arm has not finished in {runs}; nothing to compare against")
     summary = summarize(results, seeds)
@@ -222,33 +256,6 @@ def summarize_logs(
     out.mkdir(parents=True, exist_ok=True)
     (out / "textual_feedback.json").write_text(json.dumps(summary, indent=2))
     plot_experiment(summary, out / "textual_feedback.png")
-    return summary
-
-
-def add_tool_use(summary_path: Path, runs: Path, base: RunConfig, seeds: list[int]) -> dict:
-    """For runs logged before evaluation counted tool calls: re-run each final evaluation
-    from the saved `policy.pt` (same tasks, same sampling seed), check it reproduces the
-    logged success, and add calls per episode to the summary."""
-    from etude.rl.policy import BytePolicy
-    from etude.rl.toolgrid_run import eval_tasks, evaluate
-    from etude.rl.trajectory import ByteChat
-
-    torch.set_num_threads(1)
-    summary = json.loads(summary_path.read_text())
-    tasks = eval_tasks(base)
-    for name, arm in summary["arms"].items():
-        calls, mismatches = {}, 0
-        for seed in seeds:
-            run_dir = runs / run_dir_name(name, seed)
-            policy = BytePolicy(base.model.config())
-            policy.load_state_dict(torch.load(run_dir / "policy.pt"))
-            got = evaluate(policy, ByteChat(), tasks, base, seed + 3)
-            calls[str(seed)] = got["heldout_calls_per_episode"]
-            mismatches += got["heldout_success"] != arm["final_success"][str(seed)]
-        arm["final_calls_per_episode"] = calls
-        arm["final_calls_per_episode_mean"] = sum(calls.values()) / len(calls)
-        arm["reevaluation_success_mismatches"] = mismatches
-    summary_path.write_text(json.dumps(summary, indent=2))
     return summary
 
 

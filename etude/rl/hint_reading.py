@@ -4,7 +4,8 @@ The teacher is the policy reading a hint; distilling toward it helps only if it 
 than the student. With teacher forcing, on the first call of held-out tasks, this scores the
 correct assistant turn (`mul=pav` then `<call>pav {...}`) in three contexts that differ only
 in the message right before the turn: none (the student), the tool-not-found hint listing
-the available tools (the teacher), and the experiment's placebo sentence. It also records
+the available tools and the one the mistaken turn meant, as the detector writes it after a
+call like `mul=wib` (the teacher), and the experiment's placebo sentence. It also records
 whether the first byte of the tool name — the byte that needs the lookup in the tool list —
 is the arg-max (choosing one of the offered names at random gets it right 1/n_tools of the
 time).
@@ -53,7 +54,9 @@ def first_call_contexts(task: Task, rng: random.Random) -> tuple[dict[str, list[
     call = call_message(name, dict(zip(ARGS, req.args)), "c0", f"{req.function}={name}")
     extra = {
         "none": [],
-        "hint": [{"role": "user", "content": not_found_text(wrong, available)}],
+        "hint": [
+            {"role": "user", "content": not_found_text(wrong, available, f"{req.function}={name}")}
+        ],
         "placebo": [{"role": "user", "content": PLACEBO_TEXT}],
     }
     return {k: [*base, *v, call] for k, v in extra.items()}, len(req.function) + 1

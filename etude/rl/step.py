@@ -15,7 +15,7 @@ import torch
 
 from etude.models import KVCache
 from etude.rl.advantages import group_advantages
-from etude.rl.distill import estimate, teacher_advantage
+from etude.rl.distill import estimate, teacher_advantage, teacher_path_length
 from etude.rl.effort import shape_lengths
 from etude.rl.feedback.hints import Hint, HintError, validate_hint
 from etude.rl.loss import (
@@ -41,7 +41,9 @@ class StepSettings:
     """Knobs of one update. `weights`: λ per hint category (missing = 0, no teacher pass);
     `scope`: "turn" (targeted) or "trajectory" (the hint before the first turn, KL on every
     trainable token); `gate`: drop a hint unless the teacher finds the sampled turn less
-    likely than the student does by more than `gate_margin` nats/token."""
+    likely than the student does by more than `gate_margin` nats/token; `truncate`: distill a
+    hinted turn only up to its first token that is not the teacher's arg-max
+    (`distill.teacher_path_length`)."""
 
     weights: dict[str, float] = field(default_factory=dict)
     estimator: str = "reverse_kl"
@@ -52,6 +54,7 @@ class StepSettings:
     hint_role: str = "user"
     gate: bool = False
     gate_margin: float = 0.0
+    truncate: bool = False
     clip_low: float = 0.2
     clip_high: float = 0.28
     normalize_std: bool = False
@@ -156,17 +159,19 @@ def rl_step(
             gaps.append(gap)
             if settings.gate and gap <= settings.gate_margin:
                 continue
+            t_sel = t_logits[sel]
+            keep = teacher_path_length(t_sel, targets) if settings.truncate else len(sel)
             per_token = estimate(
                 settings.estimator,
-                student,
-                t_logits[sel],
-                targets,
+                student[:keep],
+                t_sel[:keep],
+                targets[:keep],
                 teacher_temperature=settings.teacher_temperature,
                 beta=settings.jsd_beta,
                 k=settings.topk,
             )
             terms.append(HintKL(q.hint.category, per_token))
-            distilled += len(sel)
+            distilled += keep
     if terms:
         d_loss = distillation_loss(terms, settings.weights, len(kept))
         loss = loss + d_loss

@@ -10,6 +10,7 @@ import json
 import random
 import time
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from etude.envs.toolgrid import (
     Registry,
     Task,
     demonstration,
+    lookup_drill,
     sample_task,
     split_registries,
     tool_errors,
@@ -76,10 +78,12 @@ class EnvSettings:
 @dataclass
 class WarmStartSettings:
     steps: int = 600
-    batch: int = 16
+    batch: int = 16  # demonstrations per step
+    drills: int = 0  # lookup drills per step, besides the demonstrations
+    optimizer: str = "muon"  # or "adamw" (betas 0.9, 0.98; no weight decay)
     lr: float = 0.02
     p_error: float = 0.3
-    p_hint: float = 0.2
+    p_hint: float = 0.2  # a hint before a call (or a drill's answer), then the right action
 
 
 @dataclass
@@ -145,6 +149,10 @@ def parse_config(data: dict) -> RunConfig:
     bad = [d for d in cfg.feedback.detectors if d not in DETECTORS]
     if bad:
         raise ValueError(f"unknown detector(s) {bad}; known: {', '.join(DETECTORS)}")
+    if cfg.warm_start.optimizer not in ("muon", "adamw"):
+        raise ValueError(
+            f"[warm_start] optimizer must be 'muon' or 'adamw', got {cfg.warm_start.optimizer!r}"
+        )
     if cfg.loss.scope not in ("turn", "trajectory"):
         raise ValueError(f"[loss] scope must be 'turn' or 'trajectory', got {cfg.loss.scope!r}")
     return cfg
@@ -209,16 +217,25 @@ def eval_tasks(cfg: RunConfig) -> list[Task]:
     ]
 
 
-def warm_started_policy(cfg: RunConfig, train: list[Registry], log=None) -> BytePolicy:
-    """A policy trained on `cfg.warm_start.steps` batches of noisy demonstrations."""
+def warm_started_policy(
+    cfg: RunConfig,
+    train: list[Registry],
+    log: Callable[[int, float, BytePolicy], None] | None = None,
+) -> BytePolicy:
+    """A policy trained on `cfg.warm_start.steps` batches of noisy demonstrations (and lookup
+    drills, when `cfg.warm_start.drills` asks for them). `log(step, loss, policy)` runs after
+    each step."""
     torch.manual_seed(cfg.seed)
     policy = BytePolicy(cfg.model.config())
-    opt = muon_optimizer(policy, cfg.warm_start.lr)
-    rng = random.Random(cfg.seed)
     ws = cfg.warm_start
+    if ws.optimizer == "adamw":
+        opt = torch.optim.AdamW(policy.parameters(), lr=ws.lr, betas=(0.9, 0.98), weight_decay=0)
+    else:
+        opt = muon_optimizer(policy, ws.lr)
+    rng = random.Random(cfg.seed)
 
     def demos(step: int):
-        return [
+        batch = [
             demonstration(
                 sample_task(rng.choice(train), cfg.toolgrid.n_requests, rng),
                 rng,
@@ -227,8 +244,11 @@ def warm_started_policy(cfg: RunConfig, train: list[Registry], log=None) -> Byte
             )
             for _ in range(ws.batch)
         ]
+        drills = [lookup_drill(rng.choice(train), rng, p_hint=ws.p_hint) for _ in range(ws.drills)]
+        return batch + drills
 
-    warm_start(policy, opt, ByteChat(), demos, ws.steps, on_step=log)
+    on_step = None if log is None else lambda step, loss: log(step, loss, policy)
+    warm_start(policy, opt, ByteChat(), demos, ws.steps, on_step=on_step)
     return policy
 
 
@@ -261,7 +281,7 @@ def train(cfg: RunConfig, policy: BytePolicy | None = None, progress: bool = Tru
         if policy is None:
             task = bar.add_task("warm start", total=cfg.warm_start.steps)
             policy = warm_started_policy(
-                cfg, train_regs, lambda s, _loss: bar.update(task, completed=s + 1)
+                cfg, train_regs, lambda s, _loss, _policy: bar.update(task, completed=s + 1)
             )
         reference = copy.deepcopy(policy).requires_grad_(False) if cfg.loss.ref_kl else None
         opt = muon_optimizer(policy, cfg.rl.lr)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 import shutil
@@ -42,9 +43,26 @@ def _describe_tools(traj: Trajectory) -> str:
     return " ".join(parts)
 
 
-def not_found_text(called: str, available: str) -> str:
-    """The tool-not-found hint (ToolGrid's demonstrations use the same words)."""
-    return f"Note: {called} does not exist. Available tools: {available}"
+def suggest_tool(traj: Trajectory, turn: int, called: str) -> str | None:
+    """The offered tool that turn `turn` most likely meant, as "did you mean" names it: one
+    whose description the turn's text names as a word (ToolGrid's `mul=wib` means the tool
+    described as mul: "mul=pav"), else the offered name closest to `called` (difflib), else
+    None."""
+    content = traj.messages[turn].get("content") or ""
+    for t in traj.tools or []:
+        fn = t["function"]
+        desc = fn.get("description")
+        if desc and re.search(rf"(?<!\w){re.escape(desc)}(?!\w)", content):
+            return f"{desc}={fn['name']}"
+    close = difflib.get_close_matches(called, traj.tool_names, n=1)
+    return close[0] if close else None
+
+
+def not_found_text(called: str, available: str, suggestion: str | None = None) -> str:
+    """The tool-not-found hint (ToolGrid's demonstrations use the same words); a
+    `suggestion` from `suggest_tool` ends it."""
+    text = f"Note: {called} does not exist. Available tools: {available}"
+    return f"{text}. Did you mean {suggestion}?" if suggestion else text
 
 
 def invalid_arguments_text(tool: str, problem: str, fields: str) -> str:
@@ -55,7 +73,7 @@ def invalid_arguments_text(tool: str, problem: str, fields: str) -> str:
 @dataclass
 class ToolNotFoundDetector:
     """A call to a tool the agent was not offered (or that the environment rejected as not
-    found): hint with the available tools."""
+    found): hint with the available tools and, when one fits, the tool it probably meant."""
 
     name: str = "tool_not_found"
 
@@ -67,7 +85,8 @@ class ToolNotFoundDetector:
             if (traj.tools is not None and called not in available) or (
                 reply is not None and NOT_FOUND.search(reply)
             ):
-                text = not_found_text(called, _describe_tools(traj))
+                suggestion = suggest_tool(traj, turn, called)
+                text = not_found_text(called, _describe_tools(traj), suggestion)
                 hints.append(Hint(turn, text, "tool_not_found", self.name))
         return hints
 
