@@ -70,11 +70,14 @@ def test_arms_share_everything_but_the_feedback():
         "targeted λ=2.0",
         "whole-trajectory λ=0.5",
         "truncated λ=0.5",
+        "decaying λ=0.5",
         "placebo λ=0.5",
     ]
     assert configs["rl"].loss.weights == {}
     assert configs["whole-trajectory λ=0.5"].loss.scope == "trajectory"
     assert [name for name, c in configs.items() if c.loss.truncate] == ["truncated λ=0.5"]
+    linear = [name for name, c in configs.items() if c.loss.lambda_schedule == "linear"]
+    assert linear == ["decaying λ=0.5"]
     assert configs["placebo λ=0.5"].feedback.placebo
     assert (
         len(

@@ -4,6 +4,7 @@ input: the bad trajectory and the bad hint are dropped with a message, the rest 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,7 @@ from etude.rl.loss import (
     token_logprobs,
 )
 from etude.rl.policy import BytePolicy, muon_optimizer
-from etude.rl.step import StepSettings, rl_step
+from etude.rl.step import StepSettings, rl_step, scheduled
 from etude.rl.toolgrid_run import ModelSettings
 from etude.rl.trajectory import ByteChat, Trajectory
 
@@ -162,3 +163,13 @@ def test_truncation_distills_the_turn_only_up_to_where_it_leaves_the_teachers_pa
     )
     assert whole["hints_used"] == cut["hints_used"] == 1
     assert 0 < cut["frac_distilled"] < whole["frac_distilled"]
+
+
+def test_linear_lambda_schedule_falls_toward_zero_over_the_steps():
+    settings = StepSettings(weights={"tool_not_found": 0.5, "invalid_arguments": 2.0})
+    assert scheduled(settings, 3, 10) is settings  # constant
+    linear = replace(settings, lambda_schedule="linear")
+    assert scheduled(linear, 0, 4).weights == {"tool_not_found": 0.5, "invalid_arguments": 2.0}
+    assert scheduled(linear, 3, 4).weights == {"tool_not_found": 0.125, "invalid_arguments": 0.5}
+    with pytest.raises(ValueError, match="lambda_schedule must be 'constant' or 'linear'"):
+        scheduled(replace(settings, lambda_schedule="cosine"), 0, 4)

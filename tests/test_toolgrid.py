@@ -208,6 +208,10 @@ def test_etude_rl_config_trains_and_writes_log_and_plots(tmp_path, capsys):
             'env = "toolgrid"\n[warm_start]\noptimizer = "sgd"\n',
             "[warm_start] optimizer must be 'muon' or 'adamw', got 'sgd'",
         ),
+        (
+            'env = "toolgrid"\n[loss]\nlambda_schedule = "cosine"\n',
+            "[loss] lambda_schedule must be 'constant' or 'linear', got 'cosine'",
+        ),
         ("env = ", "not valid TOML"),
     ],
 )

@@ -9,6 +9,7 @@ and evaluation sampling, not the warm start):
   every trainable token of the trajectory;
 - truncated λ=a: targeted, but each hinted turn is distilled only up to its first token the
   teacher would not have picked (`StepSettings.truncate`);
+- decaying λ=a: targeted, with λ falling linearly to 0 over the RL steps;
 - placebo λ=a: targeted, but the hint text is irrelevant.
 
 `etude rl experiment toolgrid` runs it and writes `textual_feedback.json` and a PNG plot.
@@ -72,6 +73,7 @@ def arms(base: RunConfig, lambdas: tuple[float, float]) -> dict[str, RunConfig]:
         ),
     }
     out[f"truncated λ={a}"] = with_loss(weights=dict.fromkeys(targeted, a), truncate=True)
+    out[f"decaying λ={a}"] = with_loss(weights=dict.fromkeys(targeted, a), lambda_schedule="linear")
     placebo = with_loss(weights=dict.fromkeys(targeted, a))
     out[f"placebo λ={a}"] = replace(placebo, feedback=replace(base.feedback, placebo=True))
     return out

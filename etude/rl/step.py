@@ -9,7 +9,7 @@ reported in the returned metrics (`errors`), and the rest trains.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import torch
 
@@ -43,7 +43,9 @@ class StepSettings:
     trainable token); `gate`: drop a hint unless the teacher finds the sampled turn less
     likely than the student does by more than `gate_margin` nats/token; `truncate`: distill a
     hinted turn only up to its first token that is not the teacher's arg-max
-    (`distill.teacher_path_length`)."""
+    (`distill.teacher_path_length`); `lambda_schedule`: "constant", or "linear" (every λ
+    falls linearly toward 0 over the run's RL steps; applied by the trainer through
+    `scheduled`)."""
 
     weights: dict[str, float] = field(default_factory=dict)
     estimator: str = "reverse_kl"
@@ -55,11 +57,25 @@ class StepSettings:
     gate: bool = False
     gate_margin: float = 0.0
     truncate: bool = False
+    lambda_schedule: str = "constant"
     clip_low: float = 0.2
     clip_high: float = 0.28
     normalize_std: bool = False
     ref_kl: float = 0.0
     effort_alpha: float = 0.0
+
+
+def scheduled(settings: StepSettings, step: int, steps: int) -> StepSettings:
+    """The settings for RL step `step` of `steps` (0-based): under the "linear" schedule
+    every λ is scaled by 1 − step/steps; "constant" leaves them as they are."""
+    if settings.lambda_schedule == "constant":
+        return settings
+    if settings.lambda_schedule != "linear":
+        raise ValueError(
+            f"lambda_schedule must be 'constant' or 'linear', got {settings.lambda_schedule!r}"
+        )
+    factor = 1 - step / steps
+    return replace(settings, weights={k: v * factor for k, v in settings.weights.items()})
 
 
 def hint_queries(

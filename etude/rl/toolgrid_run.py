@@ -30,7 +30,7 @@ from etude.models import MoEConfig
 from etude.rl.feedback import DETECTORS, Hint, detect_all
 from etude.rl.policy import BytePolicy, muon_optimizer
 from etude.rl.sampling import rollout
-from etude.rl.step import StepSettings, rl_step
+from etude.rl.step import StepSettings, rl_step, scheduled
 from etude.rl.trajectory import ByteChat, Trajectory
 from etude.rl.warmstart import warm_start
 
@@ -152,6 +152,11 @@ def parse_config(data: dict) -> RunConfig:
     if cfg.warm_start.optimizer not in ("muon", "adamw"):
         raise ValueError(
             f"[warm_start] optimizer must be 'muon' or 'adamw', got {cfg.warm_start.optimizer!r}"
+        )
+    if cfg.loss.lambda_schedule not in ("constant", "linear"):
+        raise ValueError(
+            "[loss] lambda_schedule must be 'constant' or 'linear', "
+            f"got {cfg.loss.lambda_schedule!r}"
         )
     if cfg.loss.scope not in ("turn", "trajectory"):
         raise ValueError(f"[loss] scope must be 'turn' or 'trajectory', got {cfg.loss.scope!r}")
@@ -313,7 +318,8 @@ def train(cfg: RunConfig, policy: BytePolicy | None = None, progress: bool = Tru
             episodes += len(trajs)
             hints = [_hints(t, detectors, cfg.feedback.placebo) for t in trajs]
             sample_s = time.perf_counter() - start
-            metrics = rl_step(policy, opt, tok, trajs, groups, hints, cfg.loss, reference)
+            settings = scheduled(cfg.loss, step, cfg.rl.steps)
+            metrics = rl_step(policy, opt, tok, trajs, groups, hints, settings, reference)
             errs = [tool_errors(t) for t in trajs]
             rec = {
                 "step": step,
