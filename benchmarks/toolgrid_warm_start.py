@@ -25,7 +25,7 @@ from pathlib import Path
 
 import torch
 
-from etude.envs.toolgrid import demonstration, lookup_drill, sample_task, split_registries
+from etude.envs.toolgrid import demonstration, lookup_drill, sample_task
 from etude.rl.hint_reading import first_call_contexts, hint_reading, reads_hints, turn_score
 from etude.rl.policy import BytePolicy, muon_optimizer
 from etude.rl.toolgrid_run import load_config
@@ -57,9 +57,7 @@ def run_arm(job: tuple[str, int, int]) -> tuple[str, dict]:
     torch.set_num_threads(1)
     cfg = load_config(ROOT / "configs/toolgrid.toml")
     tg, ws = cfg.toolgrid, cfg.warm_start
-    train, heldout = split_registries(
-        tg.registry_seed, tg.train_registries, tg.heldout_registries, tg.n_tools
-    )
+    train, heldout = tg.registries()
     kind, lr, kv_heads = ARMS[label]
     cfg = replace(cfg, model=replace(cfg.model, n_kv_heads=kv_heads))
     torch.manual_seed(0)

@@ -22,7 +22,6 @@ from pathlib import Path
 
 import torch
 
-from etude.envs.toolgrid import split_registries
 from etude.rl.hint_reading import hint_reading, reads_hints
 from etude.rl.toolgrid_run import load_config, warm_started_policy
 
@@ -41,9 +40,7 @@ def main() -> int:
     cfg = load_config(ROOT / "configs/toolgrid.toml")
     cfg = replace(cfg, warm_start=replace(cfg.warm_start, steps=args.steps))
     tg = cfg.toolgrid
-    train, _ = split_registries(
-        tg.registry_seed, tg.train_registries, tg.heldout_registries, tg.n_tools
-    )
+    train, _ = tg.registries()
     rows, start = [], time.perf_counter()
 
     def check(step: int, loss: float, policy) -> None:

@@ -123,7 +123,9 @@ def test_update_with_bad_input_drops_it_and_trains_the_rest():
     assert any(not torch.equal(a, b) for a, b in zip(before, policy.parameters()))
 
 
-def test_gating_drops_hints_whose_teacher_does_not_disagree_with_the_turn():
+def _one_hint_step():
+    """`step(**settings)`: one update (lr 0, so repeatable) of a fixed tiny policy on the
+    tool-not-found trajectory and its one hint, with λ = 1 for that hint."""
     traj = Trajectory.from_dict(json.loads((DATA / "tool_not_found.json").read_text()))
     hints = [detect_all(traj, [d() for d in DETECTORS.values()])]
     torch.manual_seed(0)
@@ -131,17 +133,20 @@ def test_gating_drops_hints_whose_teacher_does_not_disagree_with_the_turn():
         ModelSettings(dim=32, n_layers=2, dense_ffn_dim=64, max_seq_len=512).config()
     )
     opt = muon_optimizer(policy, 0.0)
-    weights = {"tool_not_found": 1.0}
-    ungated = rl_step(policy, opt, ByteChat(), [traj], [0], hints, StepSettings(weights=weights))
-    gated = rl_step(
-        policy,
-        opt,
-        ByteChat(),
-        [traj],
-        [0],
-        hints,
-        StepSettings(weights=weights, gate=True, gate_margin=ungated["teacher_gap"] + 1e-3),
-    )
+
+    def step(**settings) -> dict:
+        weights = {"tool_not_found": 1.0}
+        return rl_step(
+            policy, opt, ByteChat(), [traj], [0], hints, StepSettings(weights=weights, **settings)
+        )
+
+    return step
+
+
+def test_gating_drops_hints_whose_teacher_does_not_disagree_with_the_turn():
+    step = _one_hint_step()
+    ungated = step()
+    gated = step(gate=True, gate_margin=ungated["teacher_gap"] + 1e-3)
     assert ungated["hints_used"] == 1 and gated["hints_used"] == 0
     assert gated["frac_distilled"] == 0 and gated["teacher_gap"] == pytest.approx(
         ungated["teacher_gap"]
@@ -149,18 +154,8 @@ def test_gating_drops_hints_whose_teacher_does_not_disagree_with_the_turn():
 
 
 def test_truncation_distills_the_turn_only_up_to_where_it_leaves_the_teachers_path():
-    traj = Trajectory.from_dict(json.loads((DATA / "tool_not_found.json").read_text()))
-    hints = [detect_all(traj, [d() for d in DETECTORS.values()])]
-    torch.manual_seed(0)
-    policy = BytePolicy(
-        ModelSettings(dim=32, n_layers=2, dense_ffn_dim=64, max_seq_len=512).config()
-    )
-    opt = muon_optimizer(policy, 0.0)
-    weights = {"tool_not_found": 1.0}
-    whole = rl_step(policy, opt, ByteChat(), [traj], [0], hints, StepSettings(weights=weights))
-    cut = rl_step(
-        policy, opt, ByteChat(), [traj], [0], hints, StepSettings(weights=weights, truncate=True)
-    )
+    step = _one_hint_step()
+    whole, cut = step(), step(truncate=True)
     assert whole["hints_used"] == cut["hints_used"] == 1
     assert 0 < cut["frac_distilled"] < whole["frac_distilled"]
 

@@ -57,9 +57,16 @@ class Registry:
     def name_of(self, function: str) -> str:
         return {f: n for n, f in self.tools}[function]
 
+    def binding(self, function: str) -> str:
+        """`mul=pav`: the function first, as the name is looked up by it."""
+        return f"{function}={self.name_of(function)}"
+
+    def listing(self) -> str:
+        """Every binding, space-separated: `add=zop neg=kav`."""
+        return " ".join(self.binding(f) for _, f in self.tools)
+
     def system_prompt(self) -> str:
-        # function first: the name follows the function it is looked up by
-        return "tools: " + " ".join(f"{f}={n}" for n, f in self.tools)
+        return "tools: " + self.listing()
 
     def specs(self) -> list[dict]:
         """OpenAI tool specs (description = the bound function)."""
@@ -248,14 +255,14 @@ def lookup_drill(
     A warm start that mixes these into its batches learns to look names up
     (benchmarks/toolgrid_warm_start.py) and to take them from a hint."""
     messages: list[Message] = [{"role": "system", "content": registry.system_prompt()}]
-    available = " ".join(f"{f}={n}" for n, f in registry.tools)
     for _ in range(requests):
         fn = rng.choice([f for _, f in registry.tools])
-        binding = f"{fn}={registry.name_of(fn)}"
+        binding = registry.binding(fn)
         messages.append({"role": "user", "content": fn})
         if rng.random() < p_hint:
             wrong = rng.choice([n for n in NAMES if registry.function_of(n) is None])
-            messages.append({"role": "user", "content": not_found_text(wrong, available, binding)})
+            hint = not_found_text(wrong, registry.listing(), binding)
+            messages.append({"role": "user", "content": hint})
         messages.append({"role": "assistant", "content": binding})
     return messages
 
@@ -267,7 +274,6 @@ def demonstration(task: Task, rng: random.Random, p_error: float, p_hint: float)
     and is corrected. Hints are user messages, as the teacher sees them."""
     reg = task.registry
     msgs: list[Message] = [{"role": "system", "content": reg.system_prompt()}]
-    available = " ".join(f"{f}={n}" for n, f in reg.tools)
     for i, req in enumerate(task.requests):
         msgs.append({"role": "user", "content": req.text()})
         name = reg.name_of(req.function)
@@ -275,7 +281,7 @@ def demonstration(task: Task, rng: random.Random, p_error: float, p_hint: float)
         wrong_name = rng.choice([n for n in NAMES if reg.function_of(n) is None])
         if rng.random() < p_hint:
             if rng.random() < 0.5:
-                text = not_found_text(wrong_name, available, f"{req.function}={name}")
+                text = not_found_text(wrong_name, reg.listing(), reg.binding(req.function))
             else:
                 text = invalid_arguments_text(
                     name, f"missing {ARGS[len(args) - 1]}", ", ".join(args)
@@ -286,7 +292,7 @@ def demonstration(task: Task, rng: random.Random, p_error: float, p_hint: float)
                 bad = call_message(wrong_name, args, f"e{i}", f"{req.function}={wrong_name}")
             else:
                 short = dict(list(args.items())[:-1])
-                bad = call_message(name, short, f"e{i}", f"{req.function}={name}")
+                bad = call_message(name, short, f"e{i}", reg.binding(req.function))
             fn = bad["tool_calls"][0]["function"]
             msgs += [
                 bad,
@@ -296,7 +302,7 @@ def demonstration(task: Task, rng: random.Random, p_error: float, p_hint: float)
                     "content": run_tool(reg, fn["name"], fn["arguments"]),
                 },
             ]
-        msgs.append(call_message(name, args, f"c{i}", f"{req.function}={name}"))
+        msgs.append(call_message(name, args, f"c{i}", reg.binding(req.function)))
         msgs.append({"role": "tool", "tool_call_id": f"c{i}", "content": str(req.answer())})
         msgs.append({"role": "assistant", "content": str(req.answer())})
     return msgs

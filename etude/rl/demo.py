@@ -67,12 +67,7 @@ def run(out_dir: Path) -> DemoSection:
         rl=replace(cfg.rl, steps=6),
         eval=replace(cfg.eval, every=6, episodes=16),
     )
-    train_regs, _ = split_registries(
-        cfg.toolgrid.registry_seed,
-        cfg.toolgrid.train_registries,
-        cfg.toolgrid.heldout_registries,
-        cfg.toolgrid.n_tools,
-    )
+    train_regs, _ = cfg.toolgrid.registries()
     policy = warm_started_policy(cfg, train_regs)
     records = train(cfg, policy=policy, progress=False)
     steps = [r for r in records if "step" in r]

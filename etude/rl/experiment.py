@@ -30,7 +30,6 @@ from pathlib import Path
 
 import torch
 
-from etude.envs.toolgrid import split_registries
 from etude.rl.hint_reading import hint_reading, reads_hints
 from etude.rl.policy import BytePolicy
 from etude.rl.toolgrid_run import RunConfig, load_config, train, warm_started_policy
@@ -140,12 +139,7 @@ def run_experiment(
         warm = BytePolicy(base.model.config())
         warm.load_state_dict(torch.load(warm_path))
     else:
-        train_regs, _ = split_registries(
-            base.toolgrid.registry_seed,
-            base.toolgrid.train_registries,
-            base.toolgrid.heldout_registries,
-            base.toolgrid.n_tools,
-        )
+        train_regs, _ = base.toolgrid.registries()
         threads = torch.get_num_threads()
         torch.set_num_threads(1)  # as the arms' workers and the sweep benchmark: the same bits
         warm = warm_started_policy(base, train_regs)

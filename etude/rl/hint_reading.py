@@ -18,7 +18,7 @@ import statistics
 
 import torch
 
-from etude.envs.toolgrid import ARGS, NAMES, Task, call_message, sample_task, split_registries
+from etude.envs.toolgrid import ARGS, NAMES, Task, call_message, sample_task
 from etude.rl.feedback.detectors import not_found_text
 from etude.rl.policy import BytePolicy
 from etude.rl.toolgrid_run import PLACEBO_TEXT, RunConfig
@@ -46,17 +46,15 @@ def first_call_contexts(task: Task, rng: random.Random) -> tuple[dict[str, list[
     reg, req = task.registry, task.requests[0]
     name = reg.name_of(req.function)
     wrong = rng.choice([n for n in NAMES if reg.function_of(n) is None])
-    available = " ".join(f"{f}={n}" for n, f in reg.tools)
+    binding = reg.binding(req.function)
     base: list[Message] = [
         {"role": "system", "content": reg.system_prompt()},
         {"role": "user", "content": req.text()},
     ]
-    call = call_message(name, dict(zip(ARGS, req.args)), "c0", f"{req.function}={name}")
+    call = call_message(name, dict(zip(ARGS, req.args)), "c0", binding)
     extra = {
         "none": [],
-        "hint": [
-            {"role": "user", "content": not_found_text(wrong, available, f"{req.function}={name}")}
-        ],
+        "hint": [{"role": "user", "content": not_found_text(wrong, reg.listing(), binding)}],
         "placebo": [{"role": "user", "content": PLACEBO_TEXT}],
     }
     return {k: [*base, *v, call] for k, v in extra.items()}, len(req.function) + 1
@@ -67,9 +65,7 @@ def hint_reading(policy: BytePolicy, cfg: RunConfig, tasks: int = 300, seed: int
     for hint and placebo, the median per-task gain over none. Tasks cycle through the
     held-out registries of `cfg`."""
     tg = cfg.toolgrid
-    _, heldout = split_registries(
-        tg.registry_seed, tg.train_registries, tg.heldout_registries, tg.n_tools
-    )
+    _, heldout = tg.registries()
     rng = random.Random(seed)
     scores: dict[str, list[tuple[float, bool]]] = {c: [] for c in CONTEXTS}
     for i in range(tasks):

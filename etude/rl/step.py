@@ -171,11 +171,11 @@ def rl_step(
             sel = q.distill_mask.nonzero().squeeze(-1)
             student = logits[row, q.insert_at - 1 + sel]
             targets = q.continuation[sel]
-            gap = teacher_advantage(student, t_logits[sel], targets).item()
+            t_sel = t_logits[sel]
+            gap = teacher_advantage(student, t_sel, targets).item()
             gaps.append(gap)
             if settings.gate and gap <= settings.gate_margin:
                 continue
-            t_sel = t_logits[sel]
             keep = teacher_path_length(t_sel, targets) if settings.truncate else len(sel)
             per_token = estimate(
                 settings.estimator,

@@ -74,6 +74,12 @@ class EnvSettings:
     heldout_registries: int = 100
     registry_seed: int = 1234
 
+    def registries(self) -> tuple[list[Registry], list[Registry]]:
+        """The disjoint training and held-out registry lists these settings describe."""
+        return split_registries(
+            self.registry_seed, self.train_registries, self.heldout_registries, self.n_tools
+        )
+
 
 @dataclass
 class WarmStartSettings:
@@ -209,12 +215,7 @@ def evaluate(policy, tok: ByteChat, tasks, cfg: RunConfig, seed: int) -> dict:
 
 def eval_tasks(cfg: RunConfig) -> list[Task]:
     """The fixed evaluation tasks: `cfg.eval.episodes` tasks on held-out registries."""
-    _, heldout = split_registries(
-        cfg.toolgrid.registry_seed,
-        cfg.toolgrid.train_registries,
-        cfg.toolgrid.heldout_registries,
-        cfg.toolgrid.n_tools,
-    )
+    _, heldout = cfg.toolgrid.registries()
     rng = random.Random(cfg.toolgrid.registry_seed + 7)
     return [
         sample_task(heldout[i % len(heldout)], cfg.toolgrid.n_requests, rng, f"heldout-{i}")
@@ -268,12 +269,7 @@ def train(cfg: RunConfig, policy: BytePolicy | None = None, progress: bool = Tru
     partial = log_path.with_suffix(".jsonl.partial")
     records: list[dict] = []
     tok = ByteChat()
-    train_regs, _ = split_registries(
-        cfg.toolgrid.registry_seed,
-        cfg.toolgrid.train_registries,
-        cfg.toolgrid.heldout_registries,
-        cfg.toolgrid.n_tools,
-    )
+    train_regs, _ = cfg.toolgrid.registries()
     tasks = eval_tasks(cfg)
     detectors = [DETECTORS[name]() for name in cfg.feedback.detectors]
     with open(partial, "w") as logf, Progress(disable=not progress) as bar:
