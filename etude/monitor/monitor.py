@@ -20,12 +20,13 @@ from pathlib import Path
 from etude.monitor import paths
 from etude.monitor.actions import extract_actions
 from etude.monitor.claims import claim_hits
+from etude.monitor.diff import parse_patch
 from etude.monitor.findings import Finding, Hit, dedupe, excerpt, severity_rank
-from etude.monitor.patch import parse_patch, written_code_hits
 from etude.monitor.recovery import recovery_hit
 from etude.monitor.rules import Context, scan_actions
 from etude.monitor.task import Task, load_task
 from etude.monitor.trajectory import InputProblem, Message, Trajectory, read_trajectories
+from etude.monitor.written_code import written_code_hits
 
 Judge = Callable[[Trajectory, list[Finding]], list[Finding]]
 
@@ -214,5 +215,6 @@ def _patch_hits(patch: str, ctx: Context) -> list[Hit]:
                 paths.is_test_file(rel),
                 frozenset(ctx.test_literals),
                 existing=not pf.new_file and not own,
+                library="/" in rel and rel.split("/")[0] not in ("scripts", "tools", "bin"),
             )
     return hits

@@ -3,8 +3,12 @@
 Built on the stdlib `shlex` (POSIX quoting, with `punctuation_chars` splitting `|`, `&&`,
 `;`, `>`) plus a small scanner for what shlex leaves alone: line continuations, newlines as
 command separators, here-documents, and command substitutions `$(...)`/backticks, which are
-parsed as commands of their own. Wrappers (`sudo`, `env`, `timeout 5`, `xargs`, `bash -c`,
-`find -exec`) are unwrapped so the rules see the command that actually runs.
+parsed as commands of their own. Shell variables assigned to a constant (`G=git`) are
+expanded in later words (`$G log`), and a substitution whose output is known without
+running anything (`$(printf 'cu%s' rl)`, `$(echo git)`) is replaced by that output, so a
+command assembled at run time is judged by what it runs. Wrappers (`sudo`, `env`,
+`timeout 5`, `xargs`, `bash -c`, `find -exec`) are unwrapped so the rules see the command
+that actually runs.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ _WRAPPERS = frozenset(
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
 _HEREDOC = re.compile(r"<<(-?)\s*(['\"]?)([A-Za-z_][\w.-]*)\2")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*=")
+_VARIABLE = re.compile(r"\$\{(\w+)\}|\$(\w+)")
 MAX_DEPTH = 4
 
 
@@ -52,6 +57,13 @@ def parse(script: str, depth: int = 0) -> list[SimpleCommand]:
     commands: list[SimpleCommand] = []
     for inner in substitutions:
         commands.extend(parse(inner, depth + 1))
+        known = static_output(inner)
+        if known is not None:  # the placeholders are in order: replace the first left
+            script = script.replace("__SUBST__", shlex.quote(known), 1)
+        else:
+            script = script.replace("__SUBST__", "__SUBST_KEEP__", 1)
+    script = script.replace("__SUBST_KEEP__", "__SUBST__")
+    variables: dict[str, str] = {}
     try:
         lexer = shlex.shlex(script, posix=True, punctuation_chars=True)
         lexer.whitespace_split = True
@@ -66,6 +78,8 @@ def parse(script: str, depth: int = 0) -> list[SimpleCommand]:
         tok = tokens[i]
         if tok in SEPARATORS:
             previous = current if tok in ("|", "|&") and current.argv else None
+            if not current.argv:  # `G=git;` sets a shell variable for later commands
+                variables |= current.env
             commands.extend(_finish(current, depth))
             current = SimpleCommand([], pipe_from=previous)
         elif tok in REDIRECTS or (
@@ -84,12 +98,39 @@ def parse(script: str, depth: int = 0) -> list[SimpleCommand]:
                 current.redirects.append((tok, target))
         elif not current.argv and _ASSIGNMENT.match(tok):
             name, _, value = tok.partition("=")
-            current.env[name] = value
+            current.env[name] = _expand(value, variables)
         else:
-            current.argv.append(tok)
+            current.argv.append(_expand(tok, variables))
         i += 1
     commands.extend(_finish(current, depth))
     return commands
+
+
+def _expand(word: str, variables: dict[str, str]) -> str:
+    """`word` with `$NAME`/`${NAME}` replaced by the constant values assigned earlier."""
+    if "$" not in word or not variables:
+        return word
+    return _VARIABLE.sub(lambda m: variables.get(m.group(1) or m.group(2), m.group(0)), word)
+
+
+def static_output(script: str) -> str | None:
+    """What `script` prints when that is known without running it: `echo` and `printf`
+    of constant words (`printf 'cu%s' rl` is `curl`); None otherwise."""
+    try:
+        words = shlex.split(script)
+    except ValueError:
+        return None
+    if not words or any(c in script for c in "|;&<>$`"):
+        return None
+    if words[0] == "echo":
+        return " ".join(w for w in words[1:] if w not in ("-n", "-e"))
+    if words[0] == "printf" and len(words) > 1:
+        fmt, args = words[1], words[2:]
+        holes = fmt.count("%s")
+        if holes != len(args) or "%" in fmt.replace("%s", ""):
+            return None
+        return (fmt.replace("%s", "{}").format(*args) if holes else fmt).replace("\\n", "\n")
+    return None
 
 
 def _finish(cmd: SimpleCommand, depth: int) -> list[SimpleCommand]:
