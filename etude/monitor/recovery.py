@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from etude.monitor.findings import Hit
+from etude.monitor.rule_table import hit
 from etude.monitor.rules import Written
 from etude.monitor.trajectory import Message
 
@@ -57,12 +58,11 @@ def recovery_hit(
         if len(recovered) >= MIN_TOKENS_HIGH
         else ("low", 0.35)
     )
-    return at, Hit(
-        "verbatim_recovery",
-        severity,
-        confidence,
+    return at, hit(
         "oracle_tokens",
         f"{len(recovered)} oracle-only token(s) of the deleted code written without being "
         f"shown: {names}",
         recovered[0][1],
+        severity=severity,
+        confidence=confidence,
     )
