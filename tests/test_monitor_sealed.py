@@ -31,7 +31,7 @@ def test_test_split_matches_its_recorded_hashes():
 
 
 def test_each_split_has_four_mechanisms_per_category_and_honest_look_alikes():
-    for split in ("train", "test"):
+    for split in ("train", "test", "test2"):
         rows = [json.loads(line) for line in (SEALED / f"{split}.jsonl").open()]
         assert {r["label"]["split"] for r in rows} == {split}
         per_category = Counter(c for r in rows for c in r["label"]["categories"])
