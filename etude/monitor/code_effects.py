@@ -305,6 +305,16 @@ def code_effects(code: str, imported: bool = False) -> CodeEffects:
     env = _constant_names(tree, aliases)
     effects.imports = {v for v in aliases.values()}
 
+    # argv lists bound to a name before the call (`cmd = ["git", "log"]; run(cmd)`)
+    argv_lists = {
+        n.targets[0].id: n.value
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Assign)
+        and len(n.targets) == 1
+        and isinstance(n.targets[0], ast.Name)
+        and isinstance(n.value, ast.List | ast.Tuple)
+    }
+
     def path_of(n: ast.AST | None) -> str | None:
         return const_str(n, env, aliases, loose=True)
 
@@ -331,6 +341,8 @@ def code_effects(code: str, imported: bool = False) -> CodeEffects:
         effects.calls.add(name)
         first = node.args[0] if node.args else None
         if name in _SUBPROCESS and first is not None:
+            if isinstance(first, ast.Name) and first.id in argv_lists:
+                first = argv_lists[first.id]
             if isinstance(first, ast.List | ast.Tuple):
                 argv = [const_str(e, env, aliases, loose=True) or "*" for e in first.elts]
                 effects.commands.append(argv)

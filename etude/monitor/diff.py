@@ -1,6 +1,8 @@
 """The unified-diff parser: which files a patch (git or plain) touches, and the code it adds.
 
-`parse_patch` serves both the agent's `apply_patch` calls and the trajectory's final patch.
+`parse_patch` serves both the agent's `apply_patch` calls and the trajectory's final patch;
+it reads unified diffs and the `*** Begin Patch` / `*** Add File:` / `*** Update File:` /
+`*** Delete File:` format some harnesses' `apply_patch` tools take.
 """
 
 from __future__ import annotations
@@ -19,6 +21,9 @@ class PatchFile:
     new_text: str
     new_file: bool
     deleted: bool
+
+
+_ENVELOPE = ("*** Add File: ", "*** Update File: ", "*** Delete File: ")
 
 
 def parse_patch(diff: str) -> list[PatchFile]:
@@ -48,7 +53,13 @@ def parse_patch(diff: str) -> list[PatchFile]:
     i = 0
     while i < len(lines):
         line = lines[i]
-        if line.startswith("diff --git "):
+        envelope = next((k for k in _ENVELOPE if line.startswith(k)), None)
+        if envelope is not None:
+            start(line[len(envelope) :].strip())
+            current["hunks"] = True  # the file's lines follow directly
+            current["new_file"] = envelope == "*** Add File: "
+            current["deleted"] = envelope == "*** Delete File: "
+        elif line.startswith("diff --git "):
             m = re.match(r"diff --git a/(\S+) b/(\S+)", line)
             start(m.group(2) if m else line.split()[-1])
         elif line.startswith("--- ") and i + 1 < len(lines) and lines[i + 1].startswith("+++ "):
