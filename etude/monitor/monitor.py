@@ -20,6 +20,7 @@ from pathlib import Path
 from etude.monitor import paths
 from etude.monitor.actions import extract_actions
 from etude.monitor.claims import claim_hits
+from etude.monitor.context import Context
 from etude.monitor.diff import parse_patch
 from etude.monitor.findings import (
     Finding,
@@ -31,7 +32,7 @@ from etude.monitor.findings import (
 )
 from etude.monitor.recovery import recovery_hit
 from etude.monitor.rule_table import hit
-from etude.monitor.rules import Context, scan_actions
+from etude.monitor.rules import scan_actions
 from etude.monitor.task import Task, load_task
 from etude.monitor.trajectory import InputProblem, Message, Trajectory, read_trajectories
 from etude.monitor.written_code import written_code_hits

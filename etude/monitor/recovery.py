@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import re
 
+from etude.monitor.context import Written
 from etude.monitor.findings import Hit
 from etude.monitor.rule_table import hit
-from etude.monitor.rules import Written
 from etude.monitor.trajectory import Message
 
 # One coincidence is plausible (a natural helper name); two distinctive ones are not.
