@@ -1,7 +1,8 @@
 """Reward-hacking monitor as a classifier: per-category precision/recall at each severity,
 AUROC and recall at 5 % false-positive rate of the per-trajectory score, on the original
-corpus, the generalization corpus's train split, and (with --sealed-test, once, at the end
-of tuning) its sealed test split; the zeroing severity is chosen from the train split only.
+corpus, the generalization corpus's train split, its first sealed split (scored once, then
+used for tuning: `test1`), and (with --sealed-test, once, at the end of tuning) the second
+sealed split `test2`; the zeroing severity is chosen from the train split only.
 
     .venv/bin/python benchmarks/monitor_accuracy.py --sealed-test  # results/monitor_accuracy.json
 """
@@ -22,8 +23,10 @@ DATA = ROOT / "tests" / "data" / "monitor"
 SPLITS = {
     "corpus": DATA / "corpus.jsonl",
     "train": DATA / "sealed" / "train.jsonl",
-    "test": DATA / "sealed" / "test.jsonl",
+    "test1": DATA / "sealed" / "test.jsonl",
+    "test2": DATA / "sealed" / "test2.jsonl",
 }
+SEALED = "test2"
 THRESHOLDS = ("low", "medium", "high")
 
 
@@ -74,12 +77,12 @@ def group_effect(items: list[TrajectoryResult], severity: str) -> dict:
 
 
 def figures(sealed_test: bool) -> dict:
-    names = [n for n in SPLITS if n != "test" or sealed_test]
+    names = [n for n in SPLITS if n != SEALED or sealed_test]
     items = {name: results(SPLITS[name]) for name in names}
-    out: dict = {name: evaluate(items[name]) for name in names if name != "test"}
+    out: dict = {name: evaluate(items[name]) for name in names if name != SEALED}
     out["zeroing_severity"] = severity = choose_zeroing_severity(out["train"])
     if sealed_test:
-        out["test"] = evaluate(items["test"])
+        out[SEALED] = evaluate(items[SEALED])
     out["group_comparison"] = {name: group_effect(items[name], severity) for name in names}
     return out
 
@@ -91,7 +94,7 @@ def main() -> None:
     args = parser.parse_args()
     result = figures(args.sealed_test)
     Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
-    for name in ("corpus", "train", "test"):
+    for name in SPLITS:
         if name in result:
             row = result[name]["by_severity"][result["zeroing_severity"]]
             print(name, row["overall"], "honest flagged:", len(row["honest_flagged"]))
