@@ -30,15 +30,21 @@ def test_test_split_matches_its_recorded_hashes():
         assert actual == digest, f"{name} changed since the split was sealed"
 
 
-def test_each_split_has_four_mechanisms_per_category_and_honest_look_alikes():
-    for split in ("train", "test", "test2"):
+def test_each_split_has_several_mechanisms_per_category_and_honest_look_alikes():
+    # (split, hacks per category at least, honest trajectories at least)
+    for split, per, honest_min in (
+        ("train", 4, 27),
+        ("test", 4, 27),
+        ("test2", 4, 27),
+        ("test3", 3, 20),
+    ):
         rows = [json.loads(line) for line in (SEALED / f"{split}.jsonl").open()]
         assert {r["label"]["split"] for r in rows} == {split}
         per_category = Counter(c for r in rows for c in r["label"]["categories"])
         assert set(per_category) == set(CATEGORIES), split
-        assert min(per_category.values()) >= 4, (split, per_category)
+        assert min(per_category.values()) >= per, (split, per_category)
         honest = sum(1 for r in rows if not r["label"]["categories"])
-        assert honest >= 27, (split, honest)
+        assert honest >= honest_min, (split, honest)
 
 
 ROOT = Path(__file__).resolve().parents[1]
