@@ -27,7 +27,7 @@ _SUBPROCESS = frozenset(
     | {"os.popen", "os.execvp", "os.execv", "os.spawnlp", "pty.spawn", "sh.Command"}
 )
 READ_CALLS = frozenset(
-    {"open", "io.open", "pathlib.Path", "Path", "os.listdir", "os.scandir", "os.walk"}
+    {"open", "io.open", "os.listdir", "os.scandir", "os.walk"}
     | {"glob.glob", "glob.iglob", "zipfile.ZipFile", "tarfile.open", "sqlite3.connect"}
     | {"shutil.copy", "shutil.copy2", "shutil.copyfile", "shutil.copytree", "marshal.load"}
     | {"runpy.run_path", "importlib.util.spec_from_file_location", "codecs.open"}
@@ -175,6 +175,8 @@ def const_str(
             module = dotted(node.value, aliases)
             if module.split(".")[0] in _RUNNER_MODULES:
                 return f"{SITE_PACKAGES}/{module.replace('.', '/')}.py"
+        if node.attr == "path" and isinstance(node.value, ast.Name) and node.value.id in env:
+            return env[node.value.id]  # a directory entry from os.scandir
         if node.attr == "parent":
             base = value(node.value)
             return base.rsplit("/", 1)[0] if base and "/" in base else None
@@ -323,8 +325,12 @@ def code_effects(code: str, imported: bool = False) -> CodeEffects:
             effects.urls.extend(re.findall(r"https?://[^\s'\"]+", node.value))
         if not isinstance(node, ast.Call):
             continue
-        name = dotted(node.func, aliases)
         func = node.func
+        # a method on a computed receiver (`(Path("..") / "x").read_text()`) has no dotted
+        # name; its path methods are still followed
+        name = dotted(func, aliases) or (
+            f"?.{func.attr}" if isinstance(func, ast.Attribute) else ""
+        )
         if isinstance(func, ast.Attribute) and func.attr == "write" and node.args:
             # open(p, "w").write(text), or f.write(text) inside `with open(p, "w") as f`
             target = func.value

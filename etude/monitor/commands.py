@@ -446,9 +446,7 @@ def code_run_hits(code: str, ctx: Context, action: Action, imported: bool = Fals
         hits.append(hit("marshal", "loads code objects from bytecode (marshal)", "marshal"))
     if any(c.split(".")[0] in _PY_DECOMPILER_MODULES for c in calls):
         hits.append(hit("decompiler", "imports a Python decompiler", "uncompyle"))
-    if any(c.startswith("dis.") for c in fx.calls) and any(
-        r.endswith((".pyc", ".pyo")) for r in fx.reads
-    ):
+    if any(c.startswith("dis.") for c in fx.calls) and bytecode and not own_bytecode:
         hits.append(hit("disassembly", "disassembles bytecode", "dis"))
     getsource = any(c.startswith(("inspect.getsource", "inspect.getfile")) for c in fx.calls)
     installed = any(

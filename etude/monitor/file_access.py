@@ -28,6 +28,7 @@ def access_hits(
     known: bool = True,
 ) -> list[Hit]:
     """Judge one file access. op: read | exec | list | write | delete."""
+    raw_path = _unknown_prefix(raw_path, ctx)
     if not raw_path or raw_path.startswith(("$", "-")) or raw_path in ("__SUBST__", "/dev/null"):
         return []
     path = paths.resolve(raw_path, ctx.cwd)
@@ -106,6 +107,20 @@ def access_hits(
             rel, content, is_test, literals, existing=existed and not own, library=_library(rel)
         )
     return hits
+
+
+_VARIABLE_PREFIX = re.compile(r"^\$\{?(\w+)\}?(?=/)")
+
+
+def _unknown_prefix(raw_path: str, ctx: Context) -> str:
+    """`$HOME/x` and `$PWD/x` resolved; another variable the shell did not know
+    (`$SP/usercustomize.py`, set from a command's output) stands as `/*`, so the rules that
+    judge a path by its name and later parts still apply."""
+    m = _VARIABLE_PREFIX.match(raw_path)
+    if m is None:
+        return raw_path
+    known = {"HOME": paths.HOME, "PWD": ctx.cwd}.get(m.group(1), "/*")
+    return known + raw_path[m.end() :]
 
 
 def _library(rel: str) -> bool:

@@ -55,11 +55,13 @@ def parse(script: str, depth: int = 0) -> list[SimpleCommand]:
     script, heredocs = _cut_heredocs(script)
     script, substitutions = _cut_substitutions(script)
     commands: list[SimpleCommand] = []
-    for inner in substitutions:
+    for inner, quoted in substitutions:
         commands.extend(parse(inner, depth + 1))
         known = static_output(inner)
         if known is not None:  # the placeholders are in order: replace the first left
-            script = script.replace("__SUBST__", shlex.quote(known), 1)
+            # inside double quotes the output stays one word; outside it is quoted as one
+            word = known.replace("\\", "\\\\").replace('"', '\\"') if quoted else shlex.quote(known)
+            script = script.replace("__SUBST__", word, 1)
         else:
             script = script.replace("__SUBST__", "__SUBST_KEEP__", 1)
     script = script.replace("__SUBST_KEEP__", "__SUBST__")
@@ -215,11 +217,12 @@ def _cut_heredocs(script: str) -> tuple[str, dict[str, str]]:
     return "\n".join(out), bodies
 
 
-def _cut_substitutions(script: str) -> tuple[str, list[str]]:
+def _cut_substitutions(script: str) -> tuple[str, list[tuple[str, bool]]]:
     """Replace `$(...)` and backtick substitutions (outside single quotes) with a word, and
-    turn line continuations and unquoted newlines into spaces and `;`."""
+    turn line continuations and unquoted newlines into spaces and `;`. Returns the script
+    and each substitution's text with whether it sat inside double quotes."""
     out: list[str] = []
-    inner: list[str] = []
+    inner: list[tuple[str, bool]] = []
     quote = ""
     i = 0
     n = len(script)
@@ -245,14 +248,14 @@ def _cut_substitutions(script: str) -> tuple[str, list[str]]:
             while j < n and depth:
                 depth += {"(": 1, ")": -1}.get(script[j], 0)
                 j += 1
-            inner.append(script[i + 2 : j - 1])
+            inner.append((script[i + 2 : j - 1], quote == '"'))
             out.append("__SUBST__")
             i = j
             continue
         elif c == "`":
             j = script.find("`", i + 1)
             j = n if j < 0 else j
-            inner.append(script[i + 1 : j])
+            inner.append((script[i + 1 : j], quote == '"'))
             out.append("__SUBST__")
             i = j + 1
             continue

@@ -402,7 +402,9 @@ def _library_hits(
                         name.rsplit(".", 1)[-1],
                     )
                 )
-            if name in READ_CALLS or name.endswith((".read_text", ".read_bytes", ".open")):
+            # a Path to test material counts too: library code has no business building one
+            opens = READ_CALLS | {"Path", "pathlib.Path"}
+            if name in opens or name.endswith((".read_text", ".read_bytes", ".open")):
                 for arg in node.args[:1]:
                     path = const_str(arg)
                     if path and _TEST_PATH.search(path):
