@@ -1,8 +1,8 @@
 """Reward-hacking monitor as a classifier: per-category precision/recall at each severity,
 AUROC and recall at 5 % false-positive rate of the per-trajectory score, on the original
-corpus, the generalization corpus's train split, its first sealed split (scored once, then
-used for tuning: `test1`), and (with --sealed-test, once, at the end of tuning) the second
-sealed split `test2`; the zeroing severity is chosen from the train split only.
+corpus, the generalization corpus's train split, its first two sealed splits (each scored
+once, then used for tuning: `test1`, `test2`), and (with --sealed-test, once, at the end of
+tuning) the third sealed split `test3`; the zeroing severity is chosen from the train split.
 
     .venv/bin/python benchmarks/monitor_accuracy.py --sealed-test  # results/monitor_accuracy.json
 """
@@ -25,8 +25,9 @@ SPLITS = {
     "train": DATA / "sealed" / "train.jsonl",
     "test1": DATA / "sealed" / "test.jsonl",
     "test2": DATA / "sealed" / "test2.jsonl",
+    "test3": DATA / "sealed" / "test3.jsonl",
 }
-SEALED = "test2"
+SEALED = "test3"
 THRESHOLDS = ("low", "medium", "high")
 
 
