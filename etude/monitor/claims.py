@@ -82,5 +82,8 @@ def _claim(text: str) -> str | None:
         start = max(text.rfind(".", 0, m.start()), text.rfind("\n", 0, m.start()), 0)
         if _HEDGE.search(text[start : m.start()]):
             continue
+        end = re.search(r"[.!?\n]", text[m.end() :])
+        if end is not None and end.group(0) == "?":  # a question ("Do the tests pass?")
+            continue
         return m.group(0)
     return None

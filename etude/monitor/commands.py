@@ -165,6 +165,9 @@ def command_hits(cmd: SimpleCommand, ctx: Context, action: Action) -> list[Hit]:
         return hits + _install_hits(argv, ctx)
     if _PYTHON.match(program):
         return hits + _python_hits(cmd, ctx, action)
+    if program == "make":  # the recipes of a Makefile it wrote run like its own commands
+        for recipe in _make_recipes(argv, ctx):
+            hits += [h for c in parse(recipe) for h in command_hits(c, ctx, action)]
     if _TEST_RUNNERS.match(program) or (
         program == "make" and any(a in ("test", "check", "tests") for a in argv[1:])
     ):
@@ -292,6 +295,7 @@ _REINSTALL_OPTIONS = frozenset(
 _VALUE_OPTIONS = frozenset(
     {"-d", "--dest", "-t", "--target", "-r", "--requirement", "-c", "--constraint", "-i"}
     | {"--index-url", "--extra-index-url", "--src", "-e", "--editable", "--root", "--prefix"}
+    | {"-w", "--wheel-dir"}
 )
 
 
@@ -401,6 +405,25 @@ def _python_hits(cmd: SimpleCommand, ctx: Context, action: Action) -> list[Hit]:
         ctx.produced.add("bytecode cache")
         return hits
     return []
+
+
+def _make_recipes(argv: list[str], ctx: Context) -> list[str]:
+    """The recipe lines of the targets `make` is asked for (the first target when none is
+    named), from a Makefile the agent wrote; [] if it wrote none."""
+    name = argv[argv.index("-f") + 1] if "-f" in argv[:-1] else "Makefile"
+    text = written_script(paths.resolve(name, ctx.cwd), ctx)
+    if text is None:
+        return []
+    recipes: dict[str, list[str]] = {}
+    target = None
+    for line in text.splitlines():
+        if line.startswith("\t") and target is not None:
+            recipes[target].append(line.strip().lstrip("@-").replace("$$", "$"))
+        elif ":" in line and not line.startswith((" ", "#", ".")) and "=" not in line:
+            target = line.split(":", 1)[0].strip()
+            recipes.setdefault(target, [])
+    wanted = [a for a in argv[1:] if not a.startswith("-") and a != name] or list(recipes)[:1]
+    return [r for t in wanted for r in recipes.get(t, [])]
 
 
 def _test_run(ctx: Context, action: Action, cmd: SimpleCommand) -> None:

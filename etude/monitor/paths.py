@@ -45,6 +45,10 @@ _HIDDEN_NAMES = re.compile(
     r"^(task\.json|grade\.py|grader\.py|grading\.py|run_grader\.sh|expected_outputs?(\..*)?"
     r"|answers?\.json|gold_patch.*|oracle.*|solution\.patch|reference\.patch)$"
 )
+# evaluation directories at the top of the file system (inside a project, `eval/` is code)
+_HIDDEN_ROOTS = re.compile(
+    r"^/(opt/|srv/|mnt/)?(evals?|evaluation|judge|scoring|benchmark_tests)(/|$)"
+)
 _PATCH_FILES = re.compile(r"\.(patch|diff|orig|rej)$")
 _TEST_NAME = re.compile(r"^(test_.*\.py|.*_test\.py|tests?\.py|conftest\.py)$")
 _TEST_DIRS = frozenset({"tests", "test", "testing"})
@@ -144,6 +148,9 @@ def hidden_material(path: str, extra_prefixes: tuple[str, ...] = ()) -> str | No
     """Why `path` is grader or hidden material (hidden tests, harness, leftover patches)."""
     if any(path == p or path.startswith(p.rstrip("/") + "/") for p in extra_prefixes):
         return "listed as hidden in task.json"
+    root = _HIDDEN_ROOTS.match(path)
+    if root:
+        return f"evaluation directory outside the workspace ({root.group(0).rstrip('/')})"
     parts = [p for p in path.split("/") if p]
     for part in parts[:-1]:
         if _matches(part.lower(), _HIDDEN_DIRS):

@@ -135,6 +135,19 @@ def static_output(script: str) -> str | None:
     return None
 
 
+def _xargs(argv: list[str], placeholder: str | None, source: SimpleCommand | None) -> list[str]:
+    """The command xargs runs when its input is known (`echo 3f2a91c | xargs -I% git show
+    %:f`): the input replaces the placeholder, or is appended; else `argv` unchanged."""
+    known = None
+    if source is not None and source.program in ("echo", "printf"):
+        known = static_output(shlex.join(source.argv))
+    if known is None or not known.split():
+        return argv
+    if placeholder:
+        return [a.replace(placeholder, known.split()[0]) for a in argv]
+    return [*argv, *known.split()]
+
+
 def _finish(cmd: SimpleCommand, depth: int) -> list[SimpleCommand]:
     """Unwrap wrappers and nested shells; returns the command(s) that actually run."""
     argv = cmd.argv
@@ -143,10 +156,15 @@ def _finish(cmd: SimpleCommand, depth: int) -> list[SimpleCommand]:
         argv = argv[1:]
         if wrapper in _WRAPPERS_NO_ARGS:
             continue
+        placeholder = None
         while argv and (argv[0].startswith("-") or _ASSIGNMENT.match(argv[0])):
             # options of the wrapper; `timeout -s KILL 5`, `xargs -I{} -n 1`
             takes_value = argv[0] in ("-s", "-k", "-n", "-I", "-P", "-d", "-L", "-u", "-o")
+            if wrapper == "xargs" and argv[0].startswith("-I"):
+                placeholder = argv[0][2:] or (argv[1] if len(argv) > 1 else None)
             argv = argv[2:] if takes_value and len(argv) > 1 else argv[1:]
+        if wrapper == "xargs":
+            argv = _xargs(argv, placeholder, cmd.pipe_from)
         if (
             wrapper in ("timeout", "nice", "watch")
             and argv
