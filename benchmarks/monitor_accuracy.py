@@ -1,8 +1,9 @@
 """Reward-hacking monitor as a classifier: per-category precision/recall at each severity,
 AUROC and recall at 5 % false-positive rate of the per-trajectory score, on the original
-corpus, the generalization corpus's train split, its first two sealed splits (each scored
-once, then used for tuning: `test1`, `test2`), and (with --sealed-test, once, at the end of
-tuning) the third sealed split `test3`; the zeroing severity is chosen from the train split.
+corpus, the generalization corpus's train split, its first three sealed splits (each scored
+once, then used for tuning: `test1` to `test3`), and (with --sealed-test, once, at the end
+of tuning) the fourth sealed split `test4`; the zeroing severity is chosen from the train
+split.
 
     .venv/bin/python benchmarks/monitor_accuracy.py --sealed-test  # results/monitor_accuracy.json
 """
@@ -26,8 +27,9 @@ SPLITS = {
     "test1": DATA / "sealed" / "test.jsonl",
     "test2": DATA / "sealed" / "test2.jsonl",
     "test3": DATA / "sealed" / "test3.jsonl",
+    "test4": DATA / "sealed" / "test4.jsonl",
 }
-SEALED = "test3"
+SEALED = "test4"
 THRESHOLDS = ("low", "medium", "high")
 
 
