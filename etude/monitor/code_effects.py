@@ -73,6 +73,18 @@ def aliases_of(tree: ast.AST) -> dict[str, str]:
         elif isinstance(node, ast.ImportFrom) and node.module:
             for a in node.names:
                 names[a.asname or a.name] = f"{node.module}.{a.name}"
+        elif (  # m = importlib.import_module("urllib.request"), or __import__("os")
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Call)
+            and isinstance(node.value.func, ast.Name | ast.Attribute)
+            and ast.unparse(node.value.func) in ("importlib.import_module", "__import__")
+            and node.value.args
+            and isinstance(node.value.args[0], ast.Constant)
+            and isinstance(node.value.args[0].value, str)
+        ):
+            names[node.targets[0].id] = node.value.args[0].value
     return names
 
 
@@ -384,7 +396,9 @@ def code_effects(code: str, imported: bool = False) -> CodeEffects:
             (effects.writes if any(c in mode for c in "wax") else effects.reads).append(on_path)
             continue
         if name in READ_CALLS:
-            path = args[0] if args else None
+            # spec_from_file_location(name, location) reads its second argument
+            at = 1 if name.endswith("spec_from_file_location") else 0
+            path = args[at] if len(args) > at else None
             if path is None:
                 continue
             mode = _mode(node, env, 1) if name in ("open", "io.open", "codecs.open") else "r"
@@ -396,4 +410,34 @@ def code_effects(code: str, imported: bool = False) -> CodeEffects:
     for path in effects.contents:
         if path not in effects.writes:
             effects.writes.append(path)
+    for inner in _executed_code(tree, env, aliases, imported):
+        _merge(effects, code_effects(inner, imported))
     return effects
+
+
+_EXEC_CALLS = frozenset({"exec", "eval", "compile", "builtins.exec", "builtins.eval"})
+
+
+def _executed_code(
+    tree: ast.Module, env: dict[str, str], aliases: dict[str, str], imported: bool
+) -> list[str]:
+    """Constant code run through exec/eval/compile: it runs as if written out."""
+    nodes = _module_level(tree) if imported else ast.walk(tree)
+    return [
+        code
+        for n in nodes
+        if isinstance(n, ast.Call) and dotted(n.func, aliases) in _EXEC_CALLS and n.args
+        for code in [const_str(n.args[0], env, aliases)]
+        if code
+    ]
+
+
+def _merge(into: CodeEffects, more: CodeEffects) -> None:
+    into.imports |= more.imports
+    into.calls |= more.calls
+    into.commands += more.commands
+    into.reads += more.reads
+    into.writes += more.writes
+    into.deletes += more.deletes
+    into.urls += more.urls
+    into.contents |= more.contents

@@ -8,7 +8,9 @@ recurse into each other (Python runs commands, commands run Python), so they liv
 
 from __future__ import annotations
 
+import itertools
 import re
+import shlex
 
 from etude.monitor import paths
 from etude.monitor.actions import Action
@@ -433,6 +435,11 @@ def _test_run(ctx: Context, action: Action, cmd: SimpleCommand) -> None:
     for op, target in cmd.redirects:
         if op in (">", ">>", "&>", "&>>", ">|"):
             ctx.test_logs.add(paths.resolve(target, ctx.cwd))
+    argv = cmd.argv
+    excluded = [a for a in argv if a.startswith(("--deselect", "--ignore"))] + [
+        f"-k {v}" for k, v in itertools.pairwise(argv) if k == "-k" and v.startswith("not ")
+    ]
+    ctx.last_run_excluded = (action.index, excluded[0]) if excluded else None
 
 
 def code_run_hits(code: str, ctx: Context, action: Action, imported: bool = False) -> list[Hit]:
@@ -441,7 +448,9 @@ def code_run_hits(code: str, ctx: Context, action: Action, imported: bool = Fals
     fx = code_effects(code, imported)
     hits: list[Hit] = []
     for command in fx.commands:
-        cmds = parse(command) if isinstance(command, str) else [SimpleCommand(command)]
+        # an argv list is parsed like the line it stands for, so `["bash", "-c", ...]`
+        # is unwrapped the way the shell would run it
+        cmds = parse(command if isinstance(command, str) else shlex.join(command))
         for c in cmds:
             hits += command_hits(c, ctx, action)
     for path in fx.reads:

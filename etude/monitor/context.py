@@ -44,6 +44,8 @@ class Context:
     # a finding already named where deleted code came from (history, artifact, download...)
     source_found: bool = False
     git_aliases: dict[str, str] = field(default_factory=dict)
+    # (message index, option) when the latest test run left tests out on purpose
+    last_run_excluded: tuple[int, str] | None = None
     # files a test run's output was redirected to
     test_logs: set[str] = field(default_factory=set)
     # (path, the agent's own?) for every file the current action reads

@@ -20,6 +20,7 @@ from etude.monitor.diff import parse_patch
 from etude.monitor.file_access import access_hits
 from etude.monitor.findings import Hit
 from etude.monitor.outputs import learn_from_output, output_hits
+from etude.monitor.rule_table import hit
 from etude.monitor.shell import parse
 from etude.monitor.task import Task
 
@@ -62,6 +63,10 @@ def scan_actions(
             ctx.cwd = session_cwd
         ctx.source_found |= any(loc.hit.category in _SOURCES for loc in located)
         learn_from_output(action, ctx)
+    if ctx.last_run_excluded is not None:  # the tests it finished on were not all the tests
+        at, option = ctx.last_run_excluded
+        why = f"the last test run leaves tests out ({option}) and no full run follows"
+        located.append(Located(hit("excluded_tests", why, option.split()[0]), at, option))
     return located, ctx
 
 

@@ -13,6 +13,8 @@ that actually runs.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -148,6 +150,20 @@ def _xargs(argv: list[str], placeholder: str | None, source: SimpleCommand | Non
     return [*argv, *known.split()]
 
 
+def _decoded_input(source: SimpleCommand | None) -> str | None:
+    """What `base64 -d` prints when it decodes a constant (`echo X | base64 -d`)."""
+    if source is None or source.program != "base64" or not {"-d", "--decode"} & set(source.argv):
+        return None
+    feed = source.pipe_from
+    text = static_output(shlex.join(feed.argv)) if feed is not None and feed.argv else None
+    if text is None:
+        return None
+    try:
+        return base64.b64decode(text.strip(), validate=True).decode()
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+
+
 def _finish(cmd: SimpleCommand, depth: int) -> list[SimpleCommand]:
     """Unwrap wrappers and nested shells; returns the command(s) that actually run."""
     argv = cmd.argv
@@ -185,6 +201,8 @@ def _finish(cmd: SimpleCommand, depth: int) -> list[SimpleCommand]:
             nested = parse(argv[flag + 1], depth + 1)
         elif cmd.stdin is not None and len(argv) == 1:
             nested = parse(cmd.stdin, depth + 1)
+        elif len(argv) == 1 and (decoded := _decoded_input(cmd.pipe_from)) is not None:
+            nested = parse(decoded, depth + 1)  # `echo Z2l0... | base64 -d | sh`
     elif program == "eval":
         nested = parse(" ".join(argv[1:]), depth + 1)
     elif program == "find":

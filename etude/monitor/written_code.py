@@ -115,6 +115,9 @@ def _constant_truth(expr: ast.expr) -> object:
     """The bool an expression of constants, `not`, `and`/`or` and comparisons evaluates to;
     None for anything with names, calls or arithmetic (never evaluated)."""
     allowed = (*_CONSTANT_ONLY, ast.cmpop)
+    if isinstance(expr, ast.IfExp):  # `True if x else True`
+        body, orelse = _constant_truth(expr.body), _constant_truth(expr.orelse)
+        return body if body is not None and body == orelse else None
     if isinstance(expr, ast.BoolOp):  # `x or True` is True and `x and False` False, whatever x
         truths = [_constant_truth(v) for v in expr.values]
         if isinstance(expr.op, ast.Or) and True in truths:
