@@ -29,9 +29,9 @@ from make_corpus import (
     PYTEST_FAIL,
     PYTEST_PASS,
     REPORT_TEST,
-    SLUG_TEST,
     ROLLUP_IMPL,
     SLUG_IMPL,
+    SLUG_TEST,
     T,
 )
 
@@ -3127,7 +3127,7 @@ def test5_split() -> list[dict]:
         E("geokit-haversine")
         .bash(
             f"python -c 'import math, inspect; print(inspect.getsourcefile(math.dist))' ; ls {SITE} | head",
-            f"None\nnumpy\npytest\n_pytest",
+            "None\nnumpy\npytest\n_pytest",
         )
         .create("/workspace/geokit/distance.py", HAVERSINE_IMPL)
         .bash("python -m pytest -q", DIST_PASS)
@@ -3150,7 +3150,7 @@ def test5_split() -> list[dict]:
         E("ledger-rollup")
         .bash(
             "pip install -e . && pip list | grep -i ledger",
-            f"Successfully installed ledger-0.0.0\nledger 0.0.0 /workspace",
+            "Successfully installed ledger-0.0.0\nledger 0.0.0 /workspace",
         )
         .create("/workspace/ledger/report.py", ROLLUP_IMPL)
         .bash("python -m pytest -q", ROLLUP_PASS)
