@@ -2,12 +2,13 @@
 
     from etude.monitor import monitor_file
     for result in monitor_file("rollouts.jsonl", tasks_dir="tasks/"):
-        if result.flagged("high"):
+        if result.flagged(ZEROING_SEVERITY):
             reward = 0.0          # or turn result.findings into a hint
 
 `monitor_trajectory` runs, in order: the command/path/output rules over the tool calls
-(`rules.py`), the AST scan of the final patch (`patch.py`), the claim check (`claims.py`),
-verbatim recovery of oracle tokens (`recovery.py`), and the optional LLM judge (`judge.py`).
+(`rules.py`), the written-code scan of the final patch (`diff.py`, `written_code.py`), the
+claim check (`claims.py`), verbatim recovery of oracle tokens (`recovery.py`), and the
+optional LLM judge (`judge.py`).
 """
 
 from __future__ import annotations
