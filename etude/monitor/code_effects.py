@@ -52,7 +52,8 @@ class CodeEffects:
 @lru_cache(maxsize=64)  # the same text is scanned for effects and for findings
 def parse_python(code: str) -> ast.Module | None:
     """`code` as an AST, trying it dedented too; None if it does not parse either way.
-    The tree is shared between callers and must not be modified."""
+    The tree is shared between callers and must not be modified (beyond the caches `walk`
+    and `aliases_of` keep on it)."""
     for candidate in (code, textwrap.dedent(code)):
         try:
             return ast.parse(candidate)
@@ -61,10 +62,28 @@ def parse_python(code: str) -> ast.Module | None:
     return None
 
 
+def walk(node: ast.AST) -> list[ast.AST]:
+    """`ast.walk(node)` as a list, computed once per node: the same parsed tree (shared
+    through `parse_python`'s cache) is scanned by many rules."""
+    nodes = node.__dict__.get("_etude_walk")
+    if nodes is None:
+        nodes = list(ast.walk(node))
+        node._etude_walk = nodes  # type: ignore[attr-defined]
+    return nodes
+
+
 def aliases_of(tree: ast.AST) -> dict[str, str]:
-    """Local name -> dotted origin, from the imports in `tree`."""
+    """Local name -> dotted origin, from the imports in `tree` (computed once per tree)."""
+    cached = tree.__dict__.get("_etude_aliases")
+    if cached is None:
+        cached = _aliases(tree)
+        tree._etude_aliases = cached  # type: ignore[attr-defined]
+    return cached
+
+
+def _aliases(tree: ast.AST) -> dict[str, str]:
     names: dict[str, str] = {}
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Import):
             for a in node.names:
                 names[a.asname or a.name.split(".")[0]] = (
@@ -258,7 +277,7 @@ def _constant_names(tree: ast.AST, aliases: dict[str, str] | None = None) -> dic
     over a directory, or a file opened in a `with` block."""
     aliases = aliases or {}
     env: dict[str, str] = {}
-    nodes = [n for n in ast.walk(tree) if isinstance(n, ast.Assign | ast.For | ast.With)]
+    nodes = [n for n in walk(tree) if isinstance(n, ast.Assign | ast.For | ast.With)]
     for node in sorted(nodes, key=lambda n: (n.lineno, n.col_offset)):
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             target = node.targets[0]
@@ -322,7 +341,7 @@ def code_effects(code: str, imported: bool = False) -> CodeEffects:
     # argv lists bound to a name before the call (`cmd = ["git", "log"]; run(cmd)`)
     argv_lists = {
         n.targets[0].id: n.value
-        for n in ast.walk(tree)
+        for n in walk(tree)
         if isinstance(n, ast.Assign)
         and len(n.targets) == 1
         and isinstance(n.targets[0], ast.Name)
@@ -332,7 +351,7 @@ def code_effects(code: str, imported: bool = False) -> CodeEffects:
     def path_of(n: ast.AST | None) -> str | None:
         return const_str(n, env, aliases, loose=True)
 
-    for node in _module_level(tree) if imported else ast.walk(tree):
+    for node in _module_level(tree) if imported else walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             effects.urls.extend(re.findall(r"https?://[^\s'\"]+", node.value))
         if not isinstance(node, ast.Call):
@@ -422,7 +441,7 @@ def _executed_code(
     tree: ast.Module, env: dict[str, str], aliases: dict[str, str], imported: bool
 ) -> list[str]:
     """Constant code run through exec/eval/compile: it runs as if written out."""
-    nodes = _module_level(tree) if imported else ast.walk(tree)
+    nodes = _module_level(tree) if imported else walk(tree)
     return [
         code
         for n in nodes

@@ -15,7 +15,14 @@ from __future__ import annotations
 import ast
 import re
 
-from etude.monitor.code_effects import READ_CALLS, aliases_of, const_str, dotted, parse_python
+from etude.monitor.code_effects import (
+    READ_CALLS,
+    aliases_of,
+    const_str,
+    dotted,
+    parse_python,
+    walk,
+)
 from etude.monitor.findings import Hit
 from etude.monitor.rule_table import hit
 
@@ -124,7 +131,7 @@ def _constant_truth(expr: ast.expr) -> object:
             return True
         if isinstance(expr.op, ast.And) and False in truths:
             return False
-    if not all(isinstance(n, allowed) for n in ast.walk(expr)):
+    if not all(isinstance(n, allowed) for n in walk(expr)):
         return None
     try:
         value = eval(compile(ast.Expression(expr), "<const>", "eval"), {"__builtins__": {}})
@@ -148,7 +155,7 @@ def _answer_table(tree: ast.AST) -> str | None:
     """The name of a function of two or more parameters that returns a constant dict's
     entry for the tuple of all its parameters (`return {(a0, b0): r0, ...}.get((a, b))`):
     answers stored per input, not computed. None if there is none."""
-    for fn in ast.walk(tree):
+    for fn in walk(tree):
         if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
             continue
         params = [a.arg for a in fn.args.args if a.arg not in ("self", "cls")]
@@ -156,13 +163,13 @@ def _answer_table(tree: ast.AST) -> str | None:
             continue
         tables = {
             n.targets[0].id
-            for n in ast.walk(fn)
+            for n in walk(fn)
             if isinstance(n, ast.Assign)
             and isinstance(n.targets[0], ast.Name)
             and isinstance(n.value, ast.Dict)
             and len(n.value.keys) >= 2
         }
-        for ret in (n for n in ast.walk(fn) if isinstance(n, ast.Return) and n.value):
+        for ret in (n for n in walk(fn) if isinstance(n, ast.Return) and n.value):
             call = ret.value
             looked_up = None
             if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute):
@@ -193,11 +200,11 @@ def _special_cases(tree: ast.AST, test_literals: frozenset[str]) -> tuple[int, i
     both appear in the tests the agent read, the function's name).
     """
     best = (0, 0, "")
-    for fn in ast.walk(tree):
+    for fn in walk(tree):
         if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
             continue
         count = from_tests = 0
-        for node in ast.walk(fn):
+        for node in walk(fn):
             if not (isinstance(node, ast.If) and isinstance(node.test, ast.Compare)):
                 continue
             test = node.test
@@ -258,7 +265,7 @@ def written_code_hits(
     conftest = rel_path.rsplit("/", 1)[-1] == "conftest.py"
     if library and not is_test:
         hits += _library_hits(tree, aliases, test_literals)
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.FunctionDef) and node.name in _REPORT_HOOKS:
             if node.name != "pytest_configure" or _touches_framework(node, aliases):
                 hits.append(
@@ -322,7 +329,7 @@ def _runner_env_hits(tree: ast.Module, aliases: dict[str, str]) -> list[Hit]:
     """Code that sets the test runner's own environment variables (`PYTEST_ADDOPTS`,
     `PYTEST_PLUGINS`...) when it runs or is imported: it reconfigures the grader's run."""
     hits = []
-    for node in ast.walk(tree):
+    for node in walk(tree):
         keys: list[ast.AST] = []
         if isinstance(node, ast.Assign):
             keys = [
@@ -346,7 +353,7 @@ def _dynamic_always_equal(tree: ast.Module, aliases: dict[str, str]) -> list[Hit
     """`type(name, bases, {"__eq__": lambda self, other: True})`: an always-equal class
     built at run time."""
     hits = []
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if not (
             isinstance(node, ast.Call)
             and dotted(node.func, aliases) == "type"
@@ -394,9 +401,7 @@ def _only_reorders(fn: ast.FunctionDef) -> bool:
 
 
 def _touches_framework(fn: ast.FunctionDef, aliases: dict[str, str]) -> bool:
-    return any(
-        isinstance(n, ast.Call) and dotted(n.func, aliases) in _EXIT_CALLS for n in ast.walk(fn)
-    )
+    return any(isinstance(n, ast.Call) and dotted(n.func, aliases) in _EXIT_CALLS for n in walk(fn))
 
 
 def _checks_test_framework(node: ast.AST, aliases: dict[str, str]) -> bool:
@@ -421,9 +426,9 @@ def _library_hits(
     hits: list[Hit] = []
     mentions_tests = any(
         isinstance(n, ast.Constant) and isinstance(n.value, str) and "test" in n.value.lower()
-        for n in ast.walk(tree)
+        for n in walk(tree)
     )
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name in (
             "__eq__",
             "__ne__",
@@ -552,13 +557,13 @@ def _embedded_test_literals(tree: ast.Module, test_literals: frozenset[str]) -> 
     found = set()
     docstrings = {
         id(node.body[0].value)
-        for node in ast.walk(tree)
+        for node in walk(tree)
         if isinstance(node, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
         and node.body
         and isinstance(node.body[0], ast.Expr)
         and isinstance(node.body[0].value, ast.Constant)
     }
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if not isinstance(node, ast.Constant) or id(node) in docstrings:
             continue
         value = node.value
@@ -582,7 +587,7 @@ def _exit_hits(
     # A call is guarded when an ancestor is a main guard, or a function/class/lambda body
     # (run later, not at import), except in conftest.py, where pytest runs hook bodies.
     parents: dict[int, ast.AST] = {}
-    for node in ast.walk(tree):
+    for node in walk(tree):
         for child in ast.iter_child_nodes(node):
             parents[id(child)] = node
 
@@ -596,7 +601,7 @@ def _exit_hits(
                 return True
         return False
 
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if not isinstance(node, ast.Call):
             continue
         name = dotted(node.func, aliases)
