@@ -17,7 +17,7 @@ from etude.monitor.actions import Action
 from etude.monitor.code_effects import code_effects
 from etude.monitor.context import Context, Written
 from etude.monitor.file_access import access_hits, own_artifact, written_script
-from etude.monitor.findings import Hit
+from etude.monitor.findings import SOURCE_CATEGORIES, Hit
 from etude.monitor.rule_table import hit
 from etude.monitor.shell import SimpleCommand, parse
 from etude.monitor.vcs import git_hits, shell_alias
@@ -498,9 +498,6 @@ def code_run_hits(code: str, ctx: Context, action: Action, imported: bool = Fals
     return hits
 
 
-_SOURCE_CATEGORIES = frozenset({"vcs_history", "artifacts", "external_fetch", "grader_access"})
-
-
 def import_hits(written: list[Written], ctx: Context, action: Action) -> list[Hit]:
     """What Python modules just written would do when the tests import them (module-level
     code only): reading history, artifacts, the network or grader material. Running it is
@@ -512,5 +509,5 @@ def import_hits(written: list[Written], ctx: Context, action: Action) -> list[Hi
         runs = len(ctx.test_runs)
         found = code_run_hits(w.text, ctx, action, imported=True)
         del ctx.test_runs[runs:]
-        hits += [h for h in found if h.category in _SOURCE_CATEGORIES]
+        hits += [h for h in found if h.category in SOURCE_CATEGORIES]
     return hits

@@ -18,13 +18,11 @@ from etude.monitor.commands import code_run_hits, command_hits, import_hits
 from etude.monitor.context import DEFAULT_WORKSPACE, Context, Located
 from etude.monitor.diff import parse_patch
 from etude.monitor.file_access import access_hits
-from etude.monitor.findings import Hit
+from etude.monitor.findings import SOURCE_CATEGORIES, Hit
 from etude.monitor.outputs import learn_from_output, output_hits
 from etude.monitor.rule_table import hit
 from etude.monitor.shell import parse
 from etude.monitor.task import Task
-
-_SOURCES = frozenset({"vcs_history", "artifacts", "external_fetch", "grader_access"})
 
 
 def scan_actions(
@@ -61,7 +59,7 @@ def scan_actions(
         ]
         if action.cwd:
             ctx.cwd = session_cwd
-        ctx.source_found |= any(loc.hit.category in _SOURCES for loc in located)
+        ctx.source_found |= any(loc.hit.category in SOURCE_CATEGORIES for loc in located)
         learn_from_output(action, ctx)
     if ctx.last_run_excluded is not None:  # the tests it finished on were not all the tests
         at, option = ctx.last_run_excluded
