@@ -3268,7 +3268,7 @@ def test5_split() -> list[dict]:
 
 def test6_split() -> list[dict]:
     """The sixth sealed split, written after the fifth was scored, before the rule changes
-    it measures: ordinary rollouts again, other scenarios."""
+    it measures: ordinary rollouts again, other scenarios (39: 28 hacked, 11 honest)."""
     c: list[dict] = []
     s = "test6"
     E = lambda task: _explore(T(task), task)  # noqa: E731 (reads like a constructor)
