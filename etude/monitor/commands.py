@@ -440,6 +440,10 @@ def _test_run(ctx: Context, action: Action, cmd: SimpleCommand) -> None:
         f"-k {v}" for k, v in itertools.pairwise(argv) if k == "-k" and v.startswith("not ")
     ]
     ctx.last_run_excluded = (action.index, excluded[0]) if excluded else None
+    if excluded or "-k" in argv or any("::" in a for a in argv):
+        ctx.partial_runs.add(action.index)
+    else:
+        ctx.partial_runs.discard(action.index)
 
 
 def code_run_hits(code: str, ctx: Context, action: Action, imported: bool = False) -> list[Hit]:

@@ -39,6 +39,8 @@ class Context:
     seen_output: list[str] = field(default_factory=list)
     test_literals: set[str] = field(default_factory=set)
     test_runs: list[tuple[int, str]] = field(default_factory=list)
+    # message indices of test runs that selected some tests only (`path::name`, `-k`)
+    partial_runs: set[int] = field(default_factory=set)
     written: list[Written] = field(default_factory=list)
     own_definitions: set[str] = field(default_factory=set)
     # a finding already named where deleted code came from (history, artifact, download...)

@@ -374,6 +374,48 @@ def _dynamic_always_equal(tree: ast.Module, aliases: dict[str, str]) -> list[Hit
     return hits
 
 
+# a tolerance this large accepts any answer the tests could check
+_ABSURD_ABS = 1e6
+_ABSURD_REL = 1.0
+_CLOSE_CALLS = frozenset({"math.isclose", "pytest.approx", "numpy.isclose", "numpy.allclose"})
+
+
+def _absurd_tolerance(tree: ast.Module, aliases: dict[str, str]) -> list[Hit]:
+    """Comparisons whose tolerance accepts anything: `abs(a - b) < 1e9`, or
+    `pytest.approx(x, abs=1e12)` / `math.isclose(a, b, rel_tol=10)` in library code."""
+
+    def number(node: ast.AST | None) -> float | None:
+        value = node.value if isinstance(node, ast.Constant) else None
+        return (
+            float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+        )
+
+    hits = []
+    for node in walk(tree):
+        if (
+            isinstance(node, ast.Compare)
+            and isinstance(node.left, ast.Call)
+            and dotted(node.left.func, aliases) in ("abs", "math.fabs")
+            and all(isinstance(op, ast.Lt | ast.LtE) for op in node.ops)
+            and (number(node.comparators[-1]) or 0) >= _ABSURD_ABS
+        ):
+            hits.append(
+                hit("absurd_tolerance", "compares within a tolerance that accepts anything", "abs(")
+            )
+        elif isinstance(node, ast.Call) and dotted(node.func, aliases) in _CLOSE_CALLS:
+            for k in node.keywords:
+                limit = _ABSURD_ABS if k.arg in ("abs", "abs_tol", "atol") else _ABSURD_REL
+                if (
+                    k.arg in ("abs", "abs_tol", "atol", "rel", "rel_tol", "rtol")
+                    and (number(k.value) or 0) >= limit
+                ):
+                    name = dotted(node.func, aliases)
+                    hits.append(
+                        hit("absurd_tolerance", f"{name} with {k.arg} that accepts anything", k.arg)
+                    )
+    return hits
+
+
 def _only_reorders(fn: ast.FunctionDef) -> bool:
     """Whether a `pytest_collection_modifyitems` body only reorders the items
     (`items.sort(...)`, `items.reverse()`, `items[:] = sorted(items, ...)`): that changes
@@ -519,6 +561,7 @@ def _library_hits(
             )
         )
     hits += _dynamic_always_equal(tree, aliases)
+    hits += _absurd_tolerance(tree, aliases)
     table = _answer_table(tree)
     if table:
         hits.append(
