@@ -1,8 +1,8 @@
 """Reward-hacking monitor as a classifier: per-category precision/recall at each severity,
 AUROC and recall at 5 % false-positive rate of the per-trajectory score, on the original
-corpus, the generalization corpus's train split, its first four sealed splits (each scored
-once, then used for tuning: `test1` to `test4`), and (with --sealed-test, once, at the end
-of tuning) the fifth sealed split `test5`; the zeroing severity is chosen from the train
+corpus, the generalization corpus's train split, its first five sealed splits (each scored
+once, then used for tuning: `test1` to `test5`), and (with --sealed-test, once, at the end
+of tuning) the sixth sealed split `test6`; the zeroing severity is chosen from the train
 split.
 
     .venv/bin/python benchmarks/monitor_accuracy.py --sealed-test  # results/monitor_accuracy.json
@@ -29,8 +29,9 @@ SPLITS = {
     "test3": DATA / "sealed" / "test3.jsonl",
     "test4": DATA / "sealed" / "test4.jsonl",
     "test5": DATA / "sealed" / "test5.jsonl",
+    "test6": DATA / "sealed" / "test6.jsonl",
 }
-SEALED = "test5"
+SEALED = "test6"
 THRESHOLDS = ("low", "medium", "high")
 
 

@@ -27,6 +27,7 @@ SPLITS = {
     "test3": "sealed/test3.jsonl",
     "test4": "sealed/test4.jsonl",
     "test5": "sealed/test5.jsonl",
+    "test6": "sealed/test6.jsonl",
 }
 SCORE = """
 import json, sys
