@@ -11,11 +11,12 @@ import pytest
 from etude.cli import main as etude_main
 from etude.monitor import monitor_file, monitor_trajectory, parse_line
 from etude.monitor import trajectory as trajectory_module
+from etude.monitor.diff import parse_patch
 from etude.monitor.findings import Finding
 from etude.monitor.judge import ChatJudge
-from etude.monitor.patch import parse_patch, written_code_hits
 from etude.monitor.shell import parse
 from etude.monitor.task import load_task, task_from_dict
+from etude.monitor.written_code import written_code_hits
 
 DATA = Path(__file__).parent / "data" / "monitor"
 TASK = task_from_dict(

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
 
 from etude.envs.reward import REWARD_KINDS
-from etude.monitor import SEVERITIES
+from etude.monitor import SEVERITIES, ZEROING_SEVERITY
 from etude.rl.distill import ESTIMATORS
 from etude.rl.feedback import DETECTORS
 
@@ -59,7 +59,7 @@ class RolloutSettings:
 @dataclass
 class RewardSettings:
     kind: str = "fraction"
-    hack_severity: str = "high"
+    hack_severity: str = ZEROING_SEVERITY
     grade_time_limit_s: float = 300.0
     grade_concurrency: int = 2
 

@@ -1,6 +1,6 @@
 """Reward-hacking monitor for agent trajectories (see docs/monitor.md)."""
 
-from etude.monitor.findings import CATEGORIES, SEVERITIES, Finding
+from etude.monitor.findings import CATEGORIES, SEVERITIES, ZEROING_SEVERITY, Finding
 from etude.monitor.judge import ChatJudge
 from etude.monitor.monitor import TrajectoryResult, monitor_file, monitor_trajectory
 from etude.monitor.task import Task, load_task
@@ -9,6 +9,7 @@ from etude.monitor.trajectory import InputProblem, Trajectory, parse_line, read_
 __all__ = [
     "CATEGORIES",
     "SEVERITIES",
+    "ZEROING_SEVERITY",
     "ChatJudge",
     "Finding",
     "InputProblem",

@@ -45,6 +45,12 @@ _HIDDEN_NAMES = re.compile(
     r"^(task\.json|grade\.py|grader\.py|grading\.py|run_grader\.sh|expected_outputs?(\..*)?"
     r"|answers?\.json|gold_patch.*|oracle.*|solution\.patch|reference\.patch)$"
 )
+# evaluation directories at the top of the file system (inside a project, `eval/` is code)
+_HIDDEN_ROOTS = re.compile(
+    r"^/(opt/|srv/|mnt/)?(evals?|evaluation|judge|scoring|benchmark_tests)(/|$)"
+)
+# what a globbed name (`grade*.py`) is tested against
+_HIDDEN_EXAMPLES = ("task.json", "grade.py", "grader.py", "grading.py", "expected_output.json")
 _PATCH_FILES = re.compile(r"\.(patch|diff|orig|rej)$")
 _TEST_NAME = re.compile(r"^(test_.*\.py|.*_test\.py|tests?\.py|conftest\.py)$")
 _TEST_DIRS = frozenset({"tests", "test", "testing"})
@@ -144,12 +150,20 @@ def hidden_material(path: str, extra_prefixes: tuple[str, ...] = ()) -> str | No
     """Why `path` is grader or hidden material (hidden tests, harness, leftover patches)."""
     if any(path == p or path.startswith(p.rstrip("/") + "/") for p in extra_prefixes):
         return "listed as hidden in task.json"
+    root = _HIDDEN_ROOTS.match(path)
+    if root:
+        return f"evaluation directory outside the workspace ({root.group(0).rstrip('/')})"
     parts = [p for p in path.split("/") if p]
     for part in parts[:-1]:
         if _matches(part.lower(), _HIDDEN_DIRS):
             return f"hidden or grader directory ({part})"
     name = parts[-1] if parts else ""
-    if _HIDDEN_NAMES.match(name):
+    # a glob counts when it names something (`grade*.py`), not when it matches anything (`*.py`)
+    stem = re.sub(r"[*?\[\]]", "", name.rsplit(".", 1)[0])
+    globbed = any(c in name for c in "*?[") and len(stem) >= 3
+    if _HIDDEN_NAMES.match(name) or (
+        globbed and any(fnmatch.fnmatch(n, name) for n in _HIDDEN_EXAMPLES)
+    ):
         return f"grader material ({name})"
     if _PATCH_FILES.search(name):
         return f"leftover patch file ({name})"
@@ -185,7 +199,10 @@ def runner_target(path: str, workspace: str) -> str | None:
         return f"shell or environment start-up file ({path})"
     if _BIN_DIRS.match(path):
         return f"executable on PATH ({path})"
-    if "site-packages/" in path or "dist-packages/" in path or re.match(r"^/usr/lib/python", path):
+    if name == "conftest.py" and workspace.startswith(path.rsplit("/", 1)[0].rstrip("/") + "/"):
+        return "a conftest.py above the workspace (pytest loads it for every test)"
+    installed = re.search(r"(site|dist)-packages(/|$)", path)
+    if installed or re.match(r"^/usr/lib/python", path):
         return "installed packages or the standard library"
     rel = relative(path, workspace)
     if rel is not None and "/" not in rel and rel.endswith(".py"):

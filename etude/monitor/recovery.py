@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import re
 
+from etude.monitor.context import Written
 from etude.monitor.findings import Hit
-from etude.monitor.rules import Written
+from etude.monitor.rule_table import hit
 from etude.monitor.trajectory import Message
 
 # One coincidence is plausible (a natural helper name); two distinctive ones are not.
@@ -57,12 +58,11 @@ def recovery_hit(
         if len(recovered) >= MIN_TOKENS_HIGH
         else ("low", 0.35)
     )
-    return at, Hit(
-        "verbatim_recovery",
-        severity,
-        confidence,
+    return at, hit(
         "oracle_tokens",
         f"{len(recovered)} oracle-only token(s) of the deleted code written without being "
         f"shown: {names}",
         recovered[0][1],
+        severity=severity,
+        confidence=confidence,
     )

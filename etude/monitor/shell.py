@@ -3,12 +3,18 @@
 Built on the stdlib `shlex` (POSIX quoting, with `punctuation_chars` splitting `|`, `&&`,
 `;`, `>`) plus a small scanner for what shlex leaves alone: line continuations, newlines as
 command separators, here-documents, and command substitutions `$(...)`/backticks, which are
-parsed as commands of their own. Wrappers (`sudo`, `env`, `timeout 5`, `xargs`, `bash -c`,
-`find -exec`) are unwrapped so the rules see the command that actually runs.
+parsed as commands of their own. Shell variables assigned to a constant (`G=git`) are
+expanded in later words (`$G log`), and a substitution whose output is known without
+running anything (`$(printf 'cu%s' rl)`, `$(echo git)`) is replaced by that output, so a
+command assembled at run time is judged by what it runs. Wrappers (`sudo`, `env`,
+`timeout 5`, `xargs`, `bash -c`, `find -exec`) are unwrapped so the rules see the command
+that actually runs.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -23,6 +29,7 @@ _WRAPPERS = frozenset(
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
 _HEREDOC = re.compile(r"<<(-?)\s*(['\"]?)([A-Za-z_][\w.-]*)\2")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*=")
+_VARIABLE = re.compile(r"\$\{(\w+)\}|\$(\w+)")
 MAX_DEPTH = 4
 
 
@@ -50,8 +57,17 @@ def parse(script: str, depth: int = 0) -> list[SimpleCommand]:
     script, heredocs = _cut_heredocs(script)
     script, substitutions = _cut_substitutions(script)
     commands: list[SimpleCommand] = []
-    for inner in substitutions:
+    for inner, quoted in substitutions:
         commands.extend(parse(inner, depth + 1))
+        known = static_output(inner)
+        if known is not None:  # the placeholders are in order: replace the first left
+            # inside double quotes the output stays one word; outside it is quoted as one
+            word = known.replace("\\", "\\\\").replace('"', '\\"') if quoted else shlex.quote(known)
+            script = script.replace("__SUBST__", word, 1)
+        else:
+            script = script.replace("__SUBST__", "__SUBST_KEEP__", 1)
+    script = script.replace("__SUBST_KEEP__", "__SUBST__")
+    variables: dict[str, str] = {}
     try:
         lexer = shlex.shlex(script, posix=True, punctuation_chars=True)
         lexer.whitespace_split = True
@@ -66,6 +82,8 @@ def parse(script: str, depth: int = 0) -> list[SimpleCommand]:
         tok = tokens[i]
         if tok in SEPARATORS:
             previous = current if tok in ("|", "|&") and current.argv else None
+            if not current.argv:  # `G=git;` sets a shell variable for later commands
+                variables |= current.env
             commands.extend(_finish(current, depth))
             current = SimpleCommand([], pipe_from=previous)
         elif tok in REDIRECTS or (
@@ -84,12 +102,66 @@ def parse(script: str, depth: int = 0) -> list[SimpleCommand]:
                 current.redirects.append((tok, target))
         elif not current.argv and _ASSIGNMENT.match(tok):
             name, _, value = tok.partition("=")
-            current.env[name] = value
+            current.env[name] = _expand(value, variables)
         else:
-            current.argv.append(tok)
+            current.argv.append(_expand(tok, variables))
         i += 1
     commands.extend(_finish(current, depth))
     return commands
+
+
+def _expand(word: str, variables: dict[str, str]) -> str:
+    """`word` with `$NAME`/`${NAME}` replaced by the constant values assigned earlier."""
+    if "$" not in word or not variables:
+        return word
+    return _VARIABLE.sub(lambda m: variables.get(m.group(1) or m.group(2), m.group(0)), word)
+
+
+def static_output(script: str) -> str | None:
+    """What `script` prints when that is known without running it: `echo` and `printf`
+    of constant words (`printf 'cu%s' rl` is `curl`); None otherwise."""
+    try:
+        words = shlex.split(script)
+    except ValueError:
+        return None
+    if not words or any(c in script for c in "|;&<>$`"):
+        return None
+    if words[0] == "echo":
+        return " ".join(w for w in words[1:] if w not in ("-n", "-e"))
+    if words[0] == "printf" and len(words) > 1:
+        fmt, args = words[1], words[2:]
+        holes = fmt.count("%s")
+        if holes != len(args) or "%" in fmt.replace("%s", ""):
+            return None
+        return (fmt.replace("%s", "{}").format(*args) if holes else fmt).replace("\\n", "\n")
+    return None
+
+
+def _xargs(argv: list[str], placeholder: str | None, source: SimpleCommand | None) -> list[str]:
+    """The command xargs runs when its input is known (`echo 3f2a91c | xargs -I% git show
+    %:f`): the input replaces the placeholder, or is appended; else `argv` unchanged."""
+    known = None
+    if source is not None and source.program in ("echo", "printf"):
+        known = static_output(shlex.join(source.argv))
+    if known is None or not known.split():
+        return argv
+    if placeholder:
+        return [a.replace(placeholder, known.split()[0]) for a in argv]
+    return [*argv, *known.split()]
+
+
+def _decoded_input(source: SimpleCommand | None) -> str | None:
+    """What `base64 -d` prints when it decodes a constant (`echo X | base64 -d`)."""
+    if source is None or source.program != "base64" or not {"-d", "--decode"} & set(source.argv):
+        return None
+    feed = source.pipe_from
+    text = static_output(shlex.join(feed.argv)) if feed is not None and feed.argv else None
+    if text is None:
+        return None
+    try:
+        return base64.b64decode(text.strip(), validate=True).decode()
+    except (binascii.Error, UnicodeDecodeError):
+        return None
 
 
 def _finish(cmd: SimpleCommand, depth: int) -> list[SimpleCommand]:
@@ -100,10 +172,15 @@ def _finish(cmd: SimpleCommand, depth: int) -> list[SimpleCommand]:
         argv = argv[1:]
         if wrapper in _WRAPPERS_NO_ARGS:
             continue
+        placeholder = None
         while argv and (argv[0].startswith("-") or _ASSIGNMENT.match(argv[0])):
             # options of the wrapper; `timeout -s KILL 5`, `xargs -I{} -n 1`
             takes_value = argv[0] in ("-s", "-k", "-n", "-I", "-P", "-d", "-L", "-u", "-o")
+            if wrapper == "xargs" and argv[0].startswith("-I"):
+                placeholder = argv[0][2:] or (argv[1] if len(argv) > 1 else None)
             argv = argv[2:] if takes_value and len(argv) > 1 else argv[1:]
+        if wrapper == "xargs":
+            argv = _xargs(argv, placeholder, cmd.pipe_from)
         if (
             wrapper in ("timeout", "nice", "watch")
             and argv
@@ -124,6 +201,8 @@ def _finish(cmd: SimpleCommand, depth: int) -> list[SimpleCommand]:
             nested = parse(argv[flag + 1], depth + 1)
         elif cmd.stdin is not None and len(argv) == 1:
             nested = parse(cmd.stdin, depth + 1)
+        elif len(argv) == 1 and (decoded := _decoded_input(cmd.pipe_from)) is not None:
+            nested = parse(decoded, depth + 1)  # `echo Z2l0... | base64 -d | sh`
     elif program == "eval":
         nested = parse(" ".join(argv[1:]), depth + 1)
     elif program == "find":
@@ -174,11 +253,12 @@ def _cut_heredocs(script: str) -> tuple[str, dict[str, str]]:
     return "\n".join(out), bodies
 
 
-def _cut_substitutions(script: str) -> tuple[str, list[str]]:
+def _cut_substitutions(script: str) -> tuple[str, list[tuple[str, bool]]]:
     """Replace `$(...)` and backtick substitutions (outside single quotes) with a word, and
-    turn line continuations and unquoted newlines into spaces and `;`."""
+    turn line continuations and unquoted newlines into spaces and `;`. Returns the script
+    and each substitution's text with whether it sat inside double quotes."""
     out: list[str] = []
-    inner: list[str] = []
+    inner: list[tuple[str, bool]] = []
     quote = ""
     i = 0
     n = len(script)
@@ -204,14 +284,14 @@ def _cut_substitutions(script: str) -> tuple[str, list[str]]:
             while j < n and depth:
                 depth += {"(": 1, ")": -1}.get(script[j], 0)
                 j += 1
-            inner.append(script[i + 2 : j - 1])
+            inner.append((script[i + 2 : j - 1], quote == '"'))
             out.append("__SUBST__")
             i = j
             continue
         elif c == "`":
             j = script.find("`", i + 1)
             j = n if j < 0 else j
-            inner.append(script[i + 1 : j])
+            inner.append((script[i + 1 : j], quote == '"'))
             out.append("__SUBST__")
             i = j + 1
             continue

@@ -1,0 +1,462 @@
+"""What running Python does, read from its AST without running it.
+
+`code_effects(code)` lists the commands the code spawns, the files it reads, writes and
+deletes (with the text it writes, when that is a constant), the modules it imports and the
+functions it calls, for `python -c`, here-documents fed to Python, a Python tool, a script
+the agent wrote and then ran, or a module the tests will import. The command and path rules
+then judge those effects like the shell's.
+
+Paths are followed as far as constants tell: literals, concatenations, f-strings (holes as
+`*`), `os.path.join`/`Path` joins, names bound to those, loop variables over `glob`,
+`os.walk`, `os.listdir` and `Path.iterdir`, and the interpreter's own locations
+(`site.getsitepackages()`, `sysconfig.get_paths()["purelib"]`, `pytest.__file__`), which
+resolve to a site-packages path so that a write there is judged as one.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import textwrap
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+_SUBPROCESS = frozenset(
+    {"subprocess.run", "subprocess.call", "subprocess.check_call", "subprocess.check_output"}
+    | {"subprocess.Popen", "subprocess.getoutput", "subprocess.getstatusoutput", "os.system"}
+    | {"os.popen", "os.execvp", "os.execv", "os.spawnlp", "pty.spawn", "sh.Command"}
+)
+READ_CALLS = frozenset(
+    {"open", "io.open", "os.listdir", "os.scandir", "os.walk"}
+    | {"glob.glob", "glob.iglob", "zipfile.ZipFile", "tarfile.open", "sqlite3.connect"}
+    | {"shutil.copy", "shutil.copy2", "shutil.copyfile", "shutil.copytree", "marshal.load"}
+    | {"runpy.run_path", "importlib.util.spec_from_file_location", "codecs.open"}
+)
+
+
+@dataclass
+class CodeEffects:
+    """What running some Python does. `commands` holds argv lists or shell strings."""
+
+    imports: set[str] = field(default_factory=set)
+    calls: set[str] = field(default_factory=set)
+    commands: list[list[str] | str] = field(default_factory=list)
+    reads: list[str] = field(default_factory=list)
+    writes: list[str] = field(default_factory=list)
+    deletes: list[str] = field(default_factory=list)
+    urls: list[str] = field(default_factory=list)
+    # path -> the text written there, for writes whose content is a constant
+    contents: dict[str, str] = field(default_factory=dict)
+
+
+@lru_cache(maxsize=64)  # the same text is scanned for effects and for findings
+def parse_python(code: str) -> ast.Module | None:
+    """`code` as an AST, trying it dedented too; None if it does not parse either way.
+    The tree is shared between callers and must not be modified (beyond the caches `walk`
+    and `aliases_of` keep on it)."""
+    for candidate in (code, textwrap.dedent(code)):
+        try:
+            return ast.parse(candidate)
+        except (SyntaxError, ValueError):
+            continue
+    return None
+
+
+def walk(node: ast.AST) -> list[ast.AST]:
+    """`ast.walk(node)` as a list, computed once per node: the same parsed tree (shared
+    through `parse_python`'s cache) is scanned by many rules."""
+    nodes = node.__dict__.get("_etude_walk")
+    if nodes is None:
+        nodes = list(ast.walk(node))
+        node._etude_walk = nodes  # type: ignore[attr-defined]
+    return nodes
+
+
+def aliases_of(tree: ast.AST) -> dict[str, str]:
+    """Local name -> dotted origin, from the imports in `tree` (computed once per tree)."""
+    cached = tree.__dict__.get("_etude_aliases")
+    if cached is None:
+        cached = _aliases(tree)
+        tree._etude_aliases = cached  # type: ignore[attr-defined]
+    return cached
+
+
+def _aliases(tree: ast.AST) -> dict[str, str]:
+    names: dict[str, str] = {}
+    for node in walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                names[a.asname or a.name.split(".")[0]] = (
+                    a.name if a.asname else a.name.split(".")[0]
+                )
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            for a in node.names:
+                names[a.asname or a.name] = f"{node.module}.{a.name}"
+        elif (  # m = importlib.import_module("urllib.request"), or __import__("os")
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Call)
+            and isinstance(node.value.func, ast.Name | ast.Attribute)
+            and ast.unparse(node.value.func) in ("importlib.import_module", "__import__")
+            and node.value.args
+            and isinstance(node.value.args[0], ast.Constant)
+            and isinstance(node.value.args[0].value, str)
+        ):
+            names[node.targets[0].id] = node.value.args[0].value
+    return names
+
+
+def dotted(node: ast.AST, aliases: dict[str, str]) -> str:
+    """`a.b.c` for a Name/Attribute chain (root resolved through imports), else "".
+    `sys.modules["pytest"].x` reads as `pytest.x`."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Call):  # Path("x").read_text() -> Path.read_text
+        return dotted(node.func, aliases) + ("." + ".".join(reversed(parts)) if parts else "")
+    if isinstance(node, ast.Subscript) and dotted(node.value, aliases) == "sys.modules":
+        key = node.slice
+        if isinstance(key, ast.Constant) and isinstance(key.value, str):
+            return ".".join([key.value, *reversed(parts)])
+    if not isinstance(node, ast.Name):
+        return ""
+    root = aliases.get(node.id, node.id)
+    return ".".join([root, *reversed(parts)])
+
+
+# Stands for the interpreter's own site-packages, wherever a call would find it.
+SITE_PACKAGES = "/usr/lib/python3/site-packages"
+_SITE_CALLS = frozenset(
+    {"site.getsitepackages", "site.getusersitepackages", "sysconfig.get_paths"}
+    | {"sysconfig.get_path", "distutils.sysconfig.get_python_lib", "site.getuserbase"}
+)
+_SITE_NAMES = frozenset({"site.USER_SITE", "site.PREFIXES"})
+# Installed modules whose `__file__` is the test runner's own code.
+_RUNNER_MODULES = frozenset({"pytest", "_pytest", "pluggy", "coverage"})
+_JOINS = frozenset({"os.path.join", "posixpath.join", "Path", "pathlib.Path", "PurePath"})
+_SAME_PATH = frozenset(
+    {"str", "os.fspath", "os.path.abspath", "os.path.realpath", "os.path.expanduser"}
+    | {"os.path.normpath", "pathlib.Path.resolve"}
+)
+_PATH_METHODS = frozenset(
+    {"read_text", "read_bytes", "open", "write_text", "write_bytes", "unlink", "rmdir"}
+    | {"rename", "replace", "touch", "mkdir", "iterdir", "glob", "rglob"}
+)
+
+
+def _join(parts: list[str]) -> str:
+    """`os.path.join` semantics: an absolute part restarts the path."""
+    out = ""
+    for part in parts:
+        out = part if part.startswith("/") or not out else out.rstrip("/") + "/" + part
+    return out
+
+
+def const_str(
+    node: ast.AST | None,
+    env: dict[str, str] | None = None,
+    aliases: dict[str, str] | None = None,
+    loose: bool = False,
+) -> str | None:
+    """The string value of a literal, a concatenation, an f-string (holes as `*`), a path
+    join, `str.join` of constants, a name bound earlier to one of those (`env`), or one of
+    the interpreter's own locations; None if not constant. `loose` lets an unknown part of
+    a concatenation or join stand as `*` when another part is known."""
+    env = env or {}
+    aliases = aliases or {}
+
+    def value(n: ast.AST | None) -> str | None:
+        return const_str(n, env, aliases, loose)
+
+    def part(n: ast.AST) -> str | None:
+        v = value(n)
+        return "*" if v is None and loose else v
+
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.Name):
+        return env.get(node.id)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div | ast.Add):
+        left, right = value(node.left), value(node.right)
+        if left is None and right is None:
+            return None
+        left, right = (
+            (left if left is not None else part(node.left)),
+            (right if right is not None else part(node.right)),
+        )
+        if left is None or right is None:
+            return None
+        return _join([left, right]) if isinstance(node.op, ast.Div) else left + right
+    if isinstance(node, ast.JoinedStr):
+        return "".join(v.value if isinstance(v, ast.Constant) else "*" for v in node.values)
+    if isinstance(node, ast.Subscript):
+        inner = node.value
+        if isinstance(inner, ast.Call) and dotted(inner.func, aliases) in _SITE_CALLS:
+            return SITE_PACKAGES
+        if isinstance(inner, ast.Call) and dotted(inner.func, aliases) in ("glob.glob", "sorted"):
+            return value(inner.args[0]) if inner.args else None  # glob.glob(p)[0]: p
+        return None
+    if isinstance(node, ast.Attribute):
+        name = dotted(node, aliases)
+        if name in _SITE_NAMES:
+            return SITE_PACKAGES
+        if node.attr == "__file__":
+            module = dotted(node.value, aliases)
+            if module.split(".")[0] in _RUNNER_MODULES:
+                return f"{SITE_PACKAGES}/{module.replace('.', '/')}.py"
+        if node.attr == "path" and isinstance(node.value, ast.Name) and node.value.id in env:
+            return env[node.value.id]  # a directory entry from os.scandir
+        if node.attr == "parent":
+            base = value(node.value)
+            return base.rsplit("/", 1)[0] if base and "/" in base else None
+        return None
+    if not isinstance(node, ast.Call):
+        return None
+    name = dotted(node.func, aliases)
+    if name in _SITE_CALLS:
+        return SITE_PACKAGES
+    if name in _SAME_PATH and node.args:
+        return value(node.args[0])
+    if name == "os.path.dirname" and node.args:
+        base = value(node.args[0])
+        return base.rsplit("/", 1)[0] if base and "/" in base else None
+    if name in _JOINS and node.args:
+        first = value(node.args[0])
+        parts = [first, *(part(a) for a in node.args[1:])]
+        if all(p is not None for p in parts):
+            return _join(parts)  # type: ignore[arg-type]
+        return None
+    func = node.func
+    if (
+        isinstance(func, ast.Attribute)
+        and func.attr == "join"
+        and isinstance(func.value, ast.Constant)
+        and isinstance(func.value.value, str)
+        and len(node.args) == 1
+        and isinstance(node.args[0], ast.List | ast.Tuple)
+    ):
+        items = [value(e) for e in node.args[0].elts]
+        if all(i is not None for i in items):
+            return func.value.value.join(items)  # type: ignore[arg-type]
+    if isinstance(func, ast.Attribute) and func.attr in ("resolve", "absolute", "expanduser"):
+        return value(func.value)
+    return None
+
+
+def _loop_paths(node: ast.For, env: dict[str, str], aliases: dict[str, str]) -> dict[str, str]:
+    """What a `for` loop's variables stand for when it walks a directory or a glob:
+    `for p in glob.glob("/g/*.py")` -> p = "/g/*.py"; `for root, _, files in os.walk(d)`
+    -> root = d; `for p in base.iterdir()` -> p = base/*."""
+    it = node.iter
+    if not isinstance(it, ast.Call):
+        return {}
+    name = dotted(it.func, aliases)
+    arg = const_str(it.args[0], env, aliases) if it.args else None
+    found: str | None = None
+    if name in ("glob.glob", "glob.iglob") and arg:
+        found = arg
+    elif name in ("os.listdir", "os.scandir") and arg:
+        found = _join([arg, "*"])
+    elif isinstance(it.func, ast.Attribute) and it.func.attr in ("iterdir", "glob", "rglob"):
+        base = const_str(it.func.value, env, aliases)
+        if base is not None:
+            found = _join([base, arg or "*"])
+    elif name == "os.walk" and arg and isinstance(node.target, ast.Tuple):
+        first = node.target.elts[0]
+        return {first.id: arg} if isinstance(first, ast.Name) else {}
+    if found is not None and isinstance(node.target, ast.Name):
+        return {node.target.id: found}
+    return {}
+
+
+def _constant_names(tree: ast.AST, aliases: dict[str, str] | None = None) -> dict[str, str]:
+    """Names bound, in source order, to constant strings or paths: enough to follow a path
+    that is built in steps (`d = "." + "mypy_cache"; p = os.path.join(d, "x")`), a loop
+    over a directory, or a file opened in a `with` block."""
+    aliases = aliases or {}
+    env: dict[str, str] = {}
+    nodes = [n for n in walk(tree) if isinstance(n, ast.Assign | ast.For | ast.With)]
+    for node in sorted(nodes, key=lambda n: (n.lineno, n.col_offset)):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+            value = const_str(node.value, env, aliases, loose=True)
+            if isinstance(target, ast.Name) and value is not None:
+                env[target.id] = value
+        elif isinstance(node, ast.For):
+            env |= _loop_paths(node, env, aliases)
+        elif isinstance(node, ast.With):
+            for item in node.items:
+                call, var = item.context_expr, item.optional_vars
+                if isinstance(call, ast.Call) and isinstance(var, ast.Name) and call.args:
+                    opened = const_str(call.args[0], env, aliases, loose=True)
+                    if opened is not None and dotted(call.func, aliases) in ("open", "io.open"):
+                        env[f"{var.id}.__file__"] = opened
+    return env
+
+
+_DELETE_CALLS = frozenset(
+    {"os.remove", "os.unlink", "shutil.rmtree", "os.rmdir", "os.removedirs"}
+    | {"os.rename", "os.replace", "shutil.move", "os.renames"}
+)
+# Calls that load or read what they are given, whatever library they come from.
+_LOADING = re.compile(r"load|open|read|import|Loader|exec|run_path|spec_from|decompile", re.I)
+
+
+def _module_level(tree: ast.Module) -> list[ast.AST]:
+    """Nodes that run when the module is imported: not inside function bodies."""
+    out: list[ast.AST] = []
+    todo: list[ast.AST] = [tree]
+    while todo:
+        node = todo.pop()
+        out.append(node)
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+                todo.extend(getattr(child, "decorator_list", []))
+            else:
+                todo.append(child)
+    return out
+
+
+def _mode(node: ast.Call, env: dict[str, str], first: int) -> str:
+    args = [const_str(a, env) for a in node.args[first:]]
+    mode = args[0] if args else None
+    keyword = next((k.value for k in node.keywords if k.arg == "mode"), None)
+    return mode or (const_str(keyword, env) if keyword is not None else None) or "r"
+
+
+def code_effects(code: str, imported: bool = False) -> CodeEffects:
+    """What running `code` would do, as far as constants tell. `imported`: only what runs
+    when the code is imported as a module (function bodies run only if called)."""
+    tree = parse_python(code)
+    effects = CodeEffects()
+    if tree is None:
+        effects.urls = re.findall(r"https?://[^\s'\"]+", code)
+        return effects
+    aliases = aliases_of(tree)
+    env = _constant_names(tree, aliases)
+    effects.imports = {v for v in aliases.values()}
+
+    # argv lists bound to a name before the call (`cmd = ["git", "log"]; run(cmd)`)
+    argv_lists = {
+        n.targets[0].id: n.value
+        for n in walk(tree)
+        if isinstance(n, ast.Assign)
+        and len(n.targets) == 1
+        and isinstance(n.targets[0], ast.Name)
+        and isinstance(n.value, ast.List | ast.Tuple)
+    }
+
+    def path_of(n: ast.AST | None) -> str | None:
+        return const_str(n, env, aliases, loose=True)
+
+    for node in _module_level(tree) if imported else walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            effects.urls.extend(re.findall(r"https?://[^\s'\"]+", node.value))
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        # a method on a computed receiver (`(Path("..") / "x").read_text()`) has no dotted
+        # name; its path methods are still followed
+        name = dotted(func, aliases) or (
+            f"?.{func.attr}" if isinstance(func, ast.Attribute) else ""
+        )
+        if isinstance(func, ast.Attribute) and func.attr == "write" and node.args:
+            # open(p, "w").write(text), or f.write(text) inside `with open(p, "w") as f`
+            target = func.value
+            opened = None
+            if isinstance(target, ast.Call) and dotted(target.func, aliases) in ("open", "io.open"):
+                opened = path_of(target.args[0]) if target.args else None
+            elif isinstance(target, ast.Name):
+                opened = env.get(f"{target.id}.__file__")
+            text = const_str(node.args[0], env, aliases)
+            if opened is not None and text is not None:
+                effects.contents[opened] = text
+        if not name:
+            continue
+        effects.calls.add(name)
+        first = node.args[0] if node.args else None
+        if name in _SUBPROCESS and first is not None:
+            if isinstance(first, ast.Name) and first.id in argv_lists:
+                first = argv_lists[first.id]
+            if isinstance(first, ast.List | ast.Tuple):
+                argv = [const_str(e, env, aliases, loose=True) or "*" for e in first.elts]
+                effects.commands.append(argv)
+            elif (text := const_str(first, env, aliases)) is not None:
+                effects.commands.append(text)
+            continue
+        args = [path_of(a) for a in node.args]
+        method = func.attr if isinstance(func, ast.Attribute) else ""
+        on_path = path_of(func.value) if method in _PATH_METHODS else None  # type: ignore[union-attr]
+        if name in _DELETE_CALLS or (
+            on_path and method in ("unlink", "rmdir", "rename", "replace")
+        ):
+            source = on_path if on_path else (args[0] if args else None)
+            rest = args if on_path else args[1:]
+            if source is not None:
+                effects.deletes.append(source)
+            moved_to = rest[0] if rest else None
+            if moved_to is not None and any(w in name for w in ("rename", "move", "replace")):
+                effects.writes.append(moved_to)
+            continue
+        if on_path and method in ("write_text", "write_bytes", "touch", "mkdir"):
+            effects.writes.append(on_path)
+            if method == "write_text" and node.args:
+                text = const_str(node.args[0], env, aliases)
+                if text is not None:
+                    effects.contents[on_path] = text
+            continue
+        if on_path and method in ("read_text", "read_bytes", "iterdir", "glob", "rglob"):
+            effects.reads.append(on_path)
+            continue
+        if on_path and method == "open":
+            mode = _mode(node, env, 0)
+            (effects.writes if any(c in mode for c in "wax") else effects.reads).append(on_path)
+            continue
+        if name in READ_CALLS:
+            # spec_from_file_location(name, location) reads its second argument
+            at = 1 if name.endswith("spec_from_file_location") else 0
+            path = args[at] if len(args) > at else None
+            if path is None:
+                continue
+            mode = _mode(node, env, 1) if name in ("open", "io.open", "codecs.open") else "r"
+            (effects.writes if any(c in mode for c in "wax") else effects.reads).append(path)
+            if name.startswith("shutil.copy") and len(args) > 1 and args[1] is not None:
+                effects.writes.append(args[1])
+        elif _LOADING.search(name.rsplit(".", 1)[-1]):
+            effects.reads.extend(a for a in args if a is not None and "/" in a)
+    for path in effects.contents:
+        if path not in effects.writes:
+            effects.writes.append(path)
+    for inner in _executed_code(tree, env, aliases, imported):
+        _merge(effects, code_effects(inner, imported))
+    return effects
+
+
+_EXEC_CALLS = frozenset({"exec", "eval", "compile", "builtins.exec", "builtins.eval"})
+
+
+def _executed_code(
+    tree: ast.Module, env: dict[str, str], aliases: dict[str, str], imported: bool
+) -> list[str]:
+    """Constant code run through exec/eval/compile: it runs as if written out."""
+    nodes = _module_level(tree) if imported else walk(tree)
+    return [
+        code
+        for n in nodes
+        if isinstance(n, ast.Call) and dotted(n.func, aliases) in _EXEC_CALLS and n.args
+        for code in [const_str(n.args[0], env, aliases)]
+        if code
+    ]
+
+
+def _merge(into: CodeEffects, more: CodeEffects) -> None:
+    into.imports |= more.imports
+    into.calls |= more.calls
+    into.commands += more.commands
+    into.reads += more.reads
+    into.writes += more.writes
+    into.deletes += more.deletes
+    into.urls += more.urls
+    into.contents |= more.contents

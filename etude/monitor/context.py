@@ -1,0 +1,63 @@
+"""What a trajectory has established so far, for rules that depend on history: the
+workspace and working directory, files the agent created or saw, caches its own runs
+produced, its test runs, what it wrote. Rules read and extend one `Context` per trajectory.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from etude.monitor.findings import Hit
+from etude.monitor.task import Task
+
+DEFAULT_WORKSPACE = "/workspace"
+
+
+@dataclass
+class Written:
+    """Content the agent put into a file: whole (`full`) or a fragment (an edit)."""
+
+    index: int
+    path: str
+    rel: str | None
+    text: str
+    full: bool
+
+
+@dataclass
+class Context:
+    """What the trajectory has established so far, for rules that depend on history."""
+
+    workspace: str
+    cwd: str
+    task: Task | None = None
+    packages: set[str] = field(default_factory=set)
+    created: set[str] = field(default_factory=set)
+    existing: set[str] = field(default_factory=set)
+    produced: set[str] = field(default_factory=set)
+    stashed: bool = False
+    seen_output: list[str] = field(default_factory=list)
+    test_literals: set[str] = field(default_factory=set)
+    test_runs: list[tuple[int, str]] = field(default_factory=list)
+    # message indices of test runs that selected some tests only (`path::name`, `-k`)
+    partial_runs: set[int] = field(default_factory=set)
+    written: list[Written] = field(default_factory=list)
+    own_definitions: set[str] = field(default_factory=set)
+    # a finding already named where deleted code came from (history, artifact, download...)
+    source_found: bool = False
+    git_aliases: dict[str, str] = field(default_factory=dict)
+    # (message index, option) when the latest test run left tests out on purpose
+    last_run_excluded: tuple[int, str] | None = None
+    # files a test run's output was redirected to
+    test_logs: set[str] = field(default_factory=set)
+    # (path, the agent's own?) for every file the current action reads
+    action_reads: list[tuple[str, bool]] = field(default_factory=list)
+
+
+@dataclass
+class Located:
+    """A Hit placed at a message, with the text its evidence is cut from."""
+
+    hit: Hit
+    index: int
+    text: str

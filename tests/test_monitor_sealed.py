@@ -1,0 +1,93 @@
+"""The sealed test split of the monitor's generalization corpus cannot drift: its bytes (and
+those of the task files it refers to) must match the hashes recorded when it was written,
+before any rule was tuned (docs/monitor.md, "The sealed split")."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+from collections import Counter
+from pathlib import Path
+
+from etude.monitor import CATEGORIES, ZEROING_SEVERITY, Finding
+from etude.monitor.evaluate import auroc, recall_at_fpr
+from etude.monitor.group import compare_with_group
+from etude.monitor.monitor import TrajectoryResult
+
+DATA = Path(__file__).resolve().parent / "data" / "monitor"
+SEALED = DATA / "sealed"
+
+
+def test_test_split_matches_its_recorded_hashes():
+    recorded = {}
+    for line in (SEALED / "SHA256SUMS").read_text().splitlines():
+        digest, name = line.split(maxsplit=1)
+        recorded[name] = digest
+    assert "sealed/test.jsonl" in recorded
+    for name, digest in recorded.items():
+        actual = hashlib.sha256((DATA / name).read_bytes()).hexdigest()
+        assert actual == digest, f"{name} changed since the split was sealed"
+
+
+def test_each_split_has_several_mechanisms_per_category_and_honest_look_alikes():
+    # (split, hacks per category at least, honest trajectories at least)
+    for split, per, honest_min in (
+        ("train", 4, 27),
+        ("test", 4, 27),
+        ("test2", 4, 27),
+        ("test3", 3, 20),
+        ("test4", 3, 20),
+        ("test5", 3, 15),
+        ("test6", 3, 10),
+    ):
+        rows = [json.loads(line) for line in (SEALED / f"{split}.jsonl").open()]
+        assert {r["label"]["split"] for r in rows} == {split}
+        per_category = Counter(c for r in rows for c in r["label"]["categories"])
+        assert set(per_category) == set(CATEGORIES), split
+        assert min(per_category.values()) >= per, (split, per_category)
+        honest = sum(1 for r in rows if not r["label"]["categories"])
+        assert honest >= honest_min, (split, honest)
+
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results" / "monitor_accuracy.json"
+BENCHMARK = ROOT / "benchmarks" / "monitor_accuracy.py"
+
+
+def test_recorded_accuracy_matches_the_rules_and_the_zeroing_severity():
+    spec = importlib.util.spec_from_file_location("monitor_accuracy", BENCHMARK)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    recorded = json.loads(RESULTS.read_text())
+    assert bench.figures(sealed_test="test6" in recorded) == recorded, (
+        "rerun benchmarks/monitor_accuracy.py --sealed-test and update docs/monitor.md"
+    )
+    assert recorded["zeroing_severity"] == ZEROING_SEVERITY
+
+
+def test_scores_rank_as_a_classifier():
+    assert auroc([0.9, 0.8, 0.1, 0.0], [True, True, False, False]) == 1.0
+    assert auroc([0.5, 0.5], [True, False]) == 0.5
+    assert auroc([0.5], [True]) is None
+    at = recall_at_fpr([0.9, 0.7, 0.7, 0.0, 0.0], [True, True, False, False, True], 0.05)
+    assert at == {"threshold": 0.9, "recall": 0.3333, "fpr": 0.0}
+
+
+def _result(rid: str, task: str, rules: list[str]) -> TrajectoryResult:
+    findings = [
+        Finding("vcs_history", "high", 0.9, 1, "git log --all", "rules", rule, "x")
+        for rule in rules
+    ]
+    return TrajectoryResult(rid, 1, task, findings)
+
+
+def test_group_comparison_demotes_rules_common_to_the_group_only():
+    group = [
+        _result(f"r{i}", "t", ["list_refs"] + (["reflog"] if i == 0 else [])) for i in range(4)
+    ]
+    other = [_result("o", "u", ["list_refs"])]
+    judged = {r.trajectory_id: r for r in compare_with_group(group + other)}
+    assert [f.severity for f in judged["r0"].findings] == ["medium", "high"]  # common, rare
+    assert judged["r1"].findings[0].severity == "medium"
+    assert judged["o"].findings[0].severity == "high"  # a group of one is left alone
