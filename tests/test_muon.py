@@ -257,7 +257,8 @@ def test_ns_flops_counted_per_step():
         ((12, 8), {"heads": 5}, "'bad': heads=5 does not divide dimension 0 of size 12"),
         ((12, 8), {"heads": 4, "head_dim": 2}, "'bad': head_dim must be 0 or 1"),
         ((12, 8), {"experts": True}, "'bad': 'experts' needs a 3-D"),
-        ((2, 12, 8), {"algorithm": "muon"}, "'bad': Muon orthogonalizes matrices"),
+        ((2, 2, 12, 8), {"algorithm": "muon"}, "'bad': Muon orthogonalizes matrices"),
+        ((2, 12, 8), {"heads": 2}, "'bad': Muon orthogonalizes matrices"),
         ((12, 8), {"algorithm": "sgd"}, "algorithm must be 'muon' or 'adamw'"),
     ],
 )

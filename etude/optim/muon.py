@@ -5,13 +5,10 @@ or a DTensor (FSDP2 / HSDP `Shard`, expert-parallel `Shard(0)`, both), and the u
 same as unsharded Muon on the full parameters. Sharded orthogonalization is in `sharded.py`;
 this file holds the update math and the optimizer's front door.
 
-Which parameters Muon takes (the rest go to AdamW inside this optimizer):
-1. a group's `"algorithm": "muon" | "adamw"` decides when given;
-2. groups with `"heads"` or `"experts"` are Muon;
-3. otherwise 2-D tensors are Muon, except, when names are known (pass
-   `model.named_parameters()`), embeddings, output heads and routers: parameters whose module
-   is named `lm_head`, `output`, `wte`, `wpe`, `router` or `gate`, or starts with `embed`
-   or contains `embedding`.
+Which parameters Muon takes, and at which granularity, is decided per parameter by the
+rules of `routing.py` (group options first, then shape and name); `Muon.routing` and
+`Muon.routing_report()` list the decision and its reason for every parameter, and
+`strict=True` refuses a matrix-shaped parameter that would fall back to AdamW untold.
 """
 
 from __future__ import annotations
@@ -28,10 +25,10 @@ from torch.distributed.tensor import DTensor
 from torch.optim.adamw import adamw
 
 from etude.optim.newton_schulz import QUINTIC, coefficient_schedule
+from etude.optim.routing import Route, check_strict, report, route
 from etude.optim.sharded import ParamSpec, Plan, StepStats, build_plan, orthogonalize
 from etude.optim.units import Granularity, shard_boxes, unit_matrix_shape, validate
 
-ADAMW_MODULE_NAMES = frozenset({"lm_head", "output", "wte", "wpe", "router", "gate"})
 ADJUST_LR_FNS = (None, "original", "match_rms_adamw")
 
 
@@ -52,22 +49,6 @@ def adjusted_lr(lr: float, adjust_lr_fn: str | None, shape: tuple[int, int]) -> 
     if adjust_lr_fn == "match_rms_adamw":
         return lr * 0.2 * math.sqrt(max(rows, cols))
     raise ValueError(f"adjust_lr_fn must be one of {ADJUST_LR_FNS}, got {adjust_lr_fn!r}")
-
-
-def is_muon_param(name: str | None, param: Tensor, group: dict) -> bool:
-    """The default rule (module docstring) deciding whether Muon or AdamW updates `param`."""
-    if "algorithm" in group:
-        if group["algorithm"] not in ("muon", "adamw"):
-            raise ValueError(f"algorithm must be 'muon' or 'adamw', got {group['algorithm']!r}")
-        return group["algorithm"] == "muon"
-    if "heads" in group or group.get("experts"):
-        return True
-    if param.ndim != 2:
-        return False
-    if name is None:
-        return True
-    module = name.rsplit(".", 1)[0].rsplit(".", 1)[-1] if "." in name else ""
-    return not (module in ADAMW_MODULE_NAMES or module.startswith("embed") or "embedding" in module)
 
 
 def _granularity(group: dict) -> Granularity:
@@ -96,8 +77,12 @@ class Muon(torch.optim.Optimizer):
 
     Param groups may add `"heads": H, "head_dim": 0 | 1` (split rows or columns into H
     blocks, each orthogonalized alone), `"experts": True` (a `[E, out, in]` tensor, one unit
-    per expert), or `"algorithm": "muon" | "adamw"`. After each step, `last_step_stats`
-    holds this rank's telemetry (`StepStats`) and `last_step_time_s` the step's time.
+    per expert), or `"algorithm": "muon" | "adamw"`; without them a 3-D tensor is taken as
+    stacked experts (see `routing`). `strict=True` raises, naming the parameter, when a
+    parameter of 2 or more dims would fall back to AdamW without being told to; `routing`
+    and `routing_report()` say where each parameter went and why. After each step,
+    `last_step_stats` holds this rank's telemetry (`StepStats`) and `last_step_time_s` the
+    step's time.
     """
 
     def __init__(
@@ -120,6 +105,7 @@ class Muon(torch.optim.Optimizer):
         adamw_weight_decay: float | None = None,
         job_numel: int = 1 << 24,
         max_in_flight: int = 4,
+        strict: bool = False,
     ) -> None:
         if lr < 0 or momentum < 0 or weight_decay < 0:
             raise ValueError(
@@ -154,15 +140,29 @@ class Muon(torch.optim.Optimizer):
             "ns_steps": ns_steps,
             "adjust_lr_fn": adjust_lr_fn,
         }
-        super().__init__(_split_groups(params, adamw_defaults), defaults)
+        groups, self._routes, self._labels = _split_groups(params, adamw_defaults, strict)
+        super().__init__(groups, defaults)
         for group in self.param_groups:
             if group["algorithm"] == "muon":
-                for name, p in _named(group):
+                for name, p in self._named(group):
                     _validate_muon_param(name, p, group)
         self._plans: dict[tuple, Plan] = {}
         self._process_groups: dict[tuple, Any] = {}
         self.last_step_stats = StepStats()
         self.last_step_time_s = 0.0
+
+    @property
+    def routing(self) -> tuple[Route, ...]:
+        """Per parameter, in the order given: Muon (with its units) or AdamW, and why."""
+        return self._routes
+
+    def routing_report(self) -> str:
+        """`routing` as a readable table, one line per parameter, and a Muon share."""
+        return report(list(self._routes))
+
+    def _named(self, group: dict) -> list[tuple[str, Tensor]]:
+        names = group.get("param_names") or [None] * len(group["params"])
+        return [(name or self._labels[id(p)], p) for name, p in zip(names, group["params"])]
 
     @torch.no_grad()
     def step(self, closure=None):
@@ -182,7 +182,7 @@ class Muon(torch.optim.Optimizer):
     def _muon_step(self) -> StepStats:
         muon_groups = [g for g in self.param_groups if g["algorithm"] == "muon"]
         t0 = time.perf_counter()
-        checks = _check_grads_agree([p for g in muon_groups for _, p in _named(g)])
+        checks = _check_grads_agree([p for g in muon_groups for _, p in self._named(g)])
         total = StepStats(
             collectives=checks, comm_wait_s=time.perf_counter() - t0 if checks else 0.0
         )
@@ -190,7 +190,7 @@ class Muon(torch.optim.Optimizer):
         by_setting: dict[tuple, list[tuple[dict, str, Tensor]]] = {}
         for group in muon_groups:
             setting = (str(group["ns_coefficients"]), group["ns_steps"], group["eps"])
-            for name, p in _named(group):
+            for name, p in self._named(group):
                 if p.grad is None:
                     continue
                 if p.grad.dtype != p.dtype:
@@ -263,7 +263,7 @@ class Muon(torch.optim.Optimizer):
 
     def _adamw_step(self, group: dict) -> None:
         params, grads, exp_avgs, exp_avg_sqs, steps = [], [], [], [], []
-        for _, p in _named(group):
+        for _, p in self._named(group):
             if p.grad is None:
                 continue
             state = self.state[p]
@@ -297,38 +297,45 @@ class Muon(torch.optim.Optimizer):
         )
 
 
-def _split_groups(params: Iterable[Any], adamw_defaults: dict) -> list[dict]:
-    """Turn the user's params or groups into groups tagged "muon" or "adamw"."""
+def _split_groups(
+    params: Iterable[Any], adamw_defaults: dict, strict: bool
+) -> tuple[list[dict], tuple[Route, ...], dict[int, str]]:
+    """Route the user's params or groups (`routing.route`) into groups tagged "muon" or
+    "adamw"; also return every route and each parameter's label for messages."""
     user_groups = list(params)
     if not user_groups:
         raise ValueError("Muon got an empty parameter list")
     if not isinstance(user_groups[0], dict):
         user_groups = [{"params": user_groups}]
-    groups = []
-    for user in user_groups:
-        entries = list(user["params"])
+    groups, routes, labels = [], [], {}
+    for g, user in enumerate(user_groups):
         options = {k: v for k, v in user.items() if k != "params"}
-        split: dict[str, list] = {"muon": [], "adamw": []}
-        for entry in entries:
+        # Muon entries whose 3-D shape implied experts get a group of their own.
+        split: dict[tuple[str, bool], list] = {}
+        for i, entry in enumerate(user["params"]):
             name, p = entry if isinstance(entry, tuple) else (None, entry)
-            split["muon" if is_muon_param(name, p, options) else "adamw"].append(entry)
-        if split["muon"]:
-            muon_options = {k: v for k, v in options.items() if not k.startswith("adamw_")}
-            groups.append({**muon_options, "params": split["muon"], "algorithm": "muon"})
-        if split["adamw"]:
-            adamw_options = {
-                k: options.get("adamw_" + k, default) for k, default in adamw_defaults.items()
-            }
-            groups.append({"params": split["adamw"], **adamw_options, "algorithm": "adamw"})
-    return groups
-
-
-def _named(group: dict) -> list[tuple[str, Tensor]]:
-    names = group.get("param_names") or [None] * len(group["params"])
-    return [
-        (name or f"param {i} of a {group['algorithm']} group", p)
-        for i, (name, p) in enumerate(zip(names, group["params"]))
-    ]
+            r = route(name or f"group {g}, parameter {i}", name, tuple(p.shape), options)
+            if strict:
+                check_strict(r)
+            routes.append(r)
+            labels[id(p)] = r.label
+            implied = r.granularity is not None and r.granularity.kind == "experts"
+            key = (r.algorithm, implied and not options.get("experts"))
+            split.setdefault(key, []).append(entry)
+        for (algorithm, implied_experts), entries in sorted(
+            split.items(), key=lambda kv: kv[0][0] != "muon"
+        ):
+            if algorithm == "muon":
+                muon_options = {k: v for k, v in options.items() if not k.startswith("adamw_")}
+                if implied_experts:
+                    muon_options["experts"] = True
+                groups.append({**muon_options, "params": entries, "algorithm": "muon"})
+            else:
+                adamw_options = {
+                    k: options.get("adamw_" + k, default) for k, default in adamw_defaults.items()
+                }
+                groups.append({"params": entries, **adamw_options, "algorithm": "adamw"})
+    return groups, tuple(routes), labels
 
 
 def _validate_muon_param(name: str, p: Tensor, group: dict) -> None:
