@@ -104,9 +104,11 @@ def test_implied_experts_equal_torch_muon_per_expert():
         ref.step()
     got = [p[e] for p in ours[:2] for e in range(p.shape[0])] + [ours[2]]
     for a, b in zip(got, theirs):
-        # Same bf16 ops per expert (batched here, one at a time there): bitwise equal on the
-        # development machine; 1e-6 leaves room for a BLAS that batches differently.
-        torch.testing.assert_close(a.detach(), b.detach(), rtol=0, atol=1e-6)
+        # Within bf16 rounding of the update (momentum is rounded differently: written out
+        # here, lerp there), as in test_muon.test_bf16_matches_torch_muon.
+        rows, cols = b.shape
+        step_size = 0.02 * math.sqrt(max(1, rows / cols))
+        torch.testing.assert_close(a.detach(), b.detach(), rtol=0, atol=3 * 0.01 * step_size)
 
 
 def test_implied_experts_equal_explicit_experts_group_fp32():

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import torch
@@ -24,21 +24,13 @@ from torch import Tensor
 from torch.distributed.tensor import DTensor
 from torch.optim.adamw import adamw
 
+from etude.optim.elementwise import apply_update, fused, momentum_direction
 from etude.optim.newton_schulz import QUINTIC, coefficient_schedule
 from etude.optim.routing import Route, check_strict, report, route
 from etude.optim.sharded import ParamSpec, Plan, StepStats, build_plan, orthogonalize
 from etude.optim.units import Granularity, shard_boxes, unit_matrix_shape, validate
 
 ADJUST_LR_FNS = (None, "original", "match_rms_adamw")
-
-
-def muon_update(grad: Tensor, momentum_buffer: Tensor, momentum: float, nesterov: bool) -> Tensor:
-    """Advance `momentum_buffer` in place (an EMA of gradients) and return the direction to
-    orthogonalize: `grad` blended toward the buffer (Nesterov) or the buffer itself.
-
-    Elementwise, so it applies to a local shard exactly as to the full tensor."""
-    momentum_buffer.lerp_(grad, 1 - momentum)
-    return grad.lerp(momentum_buffer, momentum) if nesterov else momentum_buffer
 
 
 def adjusted_lr(lr: float, adjust_lr_fn: str | None, shape: tuple[int, int]) -> float:
@@ -71,6 +63,9 @@ class Muon(torch.optim.Optimizer):
     - adamw_lr / adamw_betas / adamw_eps / adamw_weight_decay: hyperparameters of the AdamW
       part (lr and weight decay default to Muon's); a group may override them with the
       same keys.
+    - fused_elementwise: run momentum + Nesterov + cast, and weight decay + update, as one
+      compiled kernel each (`elementwise.py`); None (default) compiles on CUDA only, False
+      runs the same expressions eagerly.
     - job_numel, max_in_flight: about how many elements each rank orthogonalizes per
       all-to-all job, and how many transfers per shard group may be outstanding (1 turns
       overlap off).
@@ -106,6 +101,7 @@ class Muon(torch.optim.Optimizer):
         job_numel: int = 1 << 24,
         max_in_flight: int = 4,
         strict: bool = False,
+        fused_elementwise: bool | None = None,
     ) -> None:
         if lr < 0 or momentum < 0 or weight_decay < 0:
             raise ValueError(
@@ -124,6 +120,7 @@ class Muon(torch.optim.Optimizer):
         self.ns_method = ns_method
         self.job_numel = job_numel
         self.max_in_flight = max_in_flight
+        self.fused_elementwise = fused_elementwise
         adamw_defaults = {
             "lr": lr if adamw_lr is None else adamw_lr,
             "betas": adamw_betas,
@@ -209,11 +206,12 @@ class Muon(torch.optim.Optimizer):
                 if "momentum_buffer" not in state:
                     state["momentum_buffer"] = torch.zeros_like(p)
                 updates.append(
-                    muon_update(
+                    self._elementwise(momentum_direction, p)(
                         _local(p.grad),
                         _local(state["momentum_buffer"]),
                         group["momentum"],
                         group["nesterov"],
+                        self.ns_dtype,
                     )
                 )
             plan = self._plan(items, ns_steps)
@@ -226,12 +224,22 @@ class Muon(torch.optim.Optimizer):
                 max_in_flight=self.max_in_flight,
             )
             for (group, _, p), o in zip(items, orthogonal):
-                local = _local(p)
                 unit_shape = unit_matrix_shape(tuple(p.shape), _granularity(group))
-                local.mul_(1 - group["lr"] * group["weight_decay"])
-                local.add_(o, alpha=-adjusted_lr(group["lr"], group["adjust_lr_fn"], unit_shape))
+                self._elementwise(apply_update, p)(
+                    _local(p),
+                    o,
+                    1 - group["lr"] * group["weight_decay"],
+                    adjusted_lr(group["lr"], group["adjust_lr_fn"], unit_shape),
+                )
             _accumulate(total, stats)
         return total
+
+    def _elementwise(self, fn: Callable, p: Tensor) -> Callable:
+        """`fn` compiled into one kernel where `fused_elementwise` says so, else eager."""
+        compiled = self.fused_elementwise
+        if compiled is None:
+            compiled = _local(p).is_cuda
+        return fused(fn) if compiled else fn
 
     def _plan(self, items: list[tuple[dict, str, Tensor]], ns_steps: int) -> Plan:
         key = (ns_steps, tuple(id(p) for _, _, p in items))

@@ -26,7 +26,8 @@ Predicted step, for each rank `r`, taking the slowest (seconds):
     exposed     = max(0, comm - ns) + comm / comm jobs
                   (transfers overlap NS; the first job's forward and the last job's
                   backward, about one job's share, cannot be hidden)
-    elementwise = (local elements * 56 B + owned unit elements * 18 B) / HBM bw
+    elementwise = (local elements * element_bytes(4, ns_bytes, fused_elementwise)
+                   + owned unit elements * 18 B) / HBM bw
     device      = ns + exposed + elementwise
     host        = collectives * collective_overhead_s
                   + sum over groups of comm jobs * members * host_per_member_s
@@ -56,6 +57,7 @@ from rich.table import Table
 from torch.distributed.tensor import Replicate, Shard
 
 from etude.models.config import MoEConfig, preset
+from etude.optim.elementwise import element_bytes
 from etude.optim.sharded import ParamSpec, Unit, assign_owners, group_units, job_chunks
 from etude.optim.units import Granularity, shard_boxes, validate
 
@@ -80,14 +82,10 @@ HARDWARE: dict[str, Hardware] = {
     "h200": Hardware("H200 SXM", 989e12, 4.8e12, 450e9, 50e9),
 }
 
-# HBM traffic of the elementwise work in bytes per element, counted from the ops muon.py and
-# `orthogonalize` run (fp32 parameters, gradients and momentum; bf16 NS pieces).
-# Per local element: momentum lerp_ (read g, m; write m) 12, Nesterov lerp (read g, m;
-# write u) 12, cast to bf16 6, pack into the send buffer 4, unpack the result 4, weight
-# decay mul_ 8, add_ of the update (read p, o; write p) 10 = 56.
-# Per element of a unit the rank owns: copy into the unit buffer 4, stack 4, Frobenius norm
-# and scale 6, gather the result pieces 4 = 18.
-LOCAL_ELEMENT_BYTES = 56
+# HBM traffic of the elementwise work per element a rank owns a unit of (bf16 NS pieces):
+# copy into the unit buffer 4, stack 4, Frobenius norm and scale 6, gather the result
+# pieces 4 = 18. Per local element, `elementwise.element_bytes` (fused: 32 B, unfused: 56 B
+# on fp32 parameters, gradients and momentum).
 OWNED_ELEMENT_BYTES = 18
 
 
@@ -106,6 +104,7 @@ class Assumptions:
     host_per_member_s: float = 1e-6
     ns_bytes: int = 2  # bytes per element in transit (Muon's ns_dtype, bf16 by default)
     job_numel: int = 1 << 24  # Muon's job_numel (its default), elements per member per job
+    fused_elementwise: bool = True  # Muon's default on CUDA: two compiled passes (elementwise.py)
 
 
 @dataclass(frozen=True)
@@ -377,8 +376,9 @@ def predict(planned: Planned, gpu: str = "h200", assumptions: Assumptions | None
     flops = per_rank(planned, "flops")
     nvlink = per_rank(planned, "nvlink_numel") * a.ns_bytes
     network = per_rank(planned, "network_numel") * a.ns_bytes
+    local_bytes = element_bytes(4, a.ns_bytes, a.fused_elementwise)
     elem_bytes = (
-        per_rank(planned, "local_numel") * LOCAL_ELEMENT_BYTES
+        per_rank(planned, "local_numel") * local_bytes
         + per_rank(planned, "owned_numel") * OWNED_ELEMENT_BYTES
     )
     jobs = [g.jobs(a.job_numel) for g in groups]
@@ -421,7 +421,7 @@ def predict(planned: Planned, gpu: str = "h200", assumptions: Assumptions | None
         "method": planned.method,
         "hardware": asdict(hw),
         "assumptions": asdict(a),
-        "element_bytes": {"local": LOCAL_ELEMENT_BYTES, "owned": OWNED_ELEMENT_BYTES},
+        "element_bytes": {"local": local_bytes, "owned": OWNED_ELEMENT_BYTES},
         "groups": [_group_summary(g, a.ns_bytes, *j) for g, j in zip(groups, jobs)],
         "per_rank": {
             "ns_flops": _stats(flops),
