@@ -29,6 +29,7 @@ from etude.optim.plan import (
     plan_group,
     predict,
 )
+from etude.optim.plan_models import planner_model
 from etude.optim.sharded import ParamSpec, group_units, job_chunks
 from etude.optim.units import Granularity, shard_boxes
 
@@ -36,18 +37,18 @@ from etude.optim.units import Granularity, shard_boxes
 def _expected_flops(model: str) -> dict[str, int]:
     """NS FLOPs of one copy of each family, counted from the shapes alone."""
     total = {"dense": 0, "experts": 0}
-    for p in preset(model).parameter_shapes():
+    for p in planner_model(model).parameter_shapes():
         if p.muon is None:
             continue
         if p.muon.get("experts"):
             e, rows, cols = p.shape
-            total["experts"] += e * ns_flops(rows, cols, 5)
+            total["experts"] += e * ns_flops(rows, cols, 5, "auto")
         elif "heads" in p.muon:
             h, rows, cols = p.muon["heads"], *p.shape
-            shape = (rows // h, cols) if p.muon["head_dim"] == 0 else (rows, cols // h)
-            total["dense"] += h * ns_flops(*shape, 5)
+            shape = (rows // h, cols) if p.muon.get("head_dim", 0) == 0 else (rows, cols // h)
+            total["dense"] += h * ns_flops(*shape, 5, "auto")
         else:
-            total["dense"] += ns_flops(*p.shape, 5)
+            total["dense"] += ns_flops(*p.shape, 5, "auto")
     return total
 
 
@@ -143,7 +144,7 @@ def test_bad_hardware_or_assumptions_raise():
 
 
 def test_default_layout_for_kimi_k2_keeps_each_expert_in_a_node():
-    cfg = preset("kimi-k2")
+    cfg = planner_model("kimi-k2")
     for gpus, efsdp in ((256, 2), (512, 4), (1024, 8)):
         layout = choose_layout(cfg, gpus)
         assert (layout.ep, layout.efsdp, layout.gpus_per_node) == (128, efsdp, 8)

@@ -59,7 +59,8 @@ class Muon(torch.optim.Optimizer):
 
     - ns_coefficients: a triple `(a, b, c)` used at every step, or "polar_express".
     - ns_dtype: precision of Newton–Schulz (bfloat16 as in torch.optim.Muon, or float32).
-    - ns_method: "standard", "gram" or "auto" (per shape, the one with fewer FLOPs).
+    - ns_method: "standard", "gram" or "auto" (default: per shape, the one with fewer
+      FLOPs, as `newton_schulz.choose_method` decides; "standard" is torch.optim.Muon's).
     - adamw_lr / adamw_betas / adamw_eps / adamw_weight_decay: hyperparameters of the AdamW
       part (lr and weight decay default to Muon's); a group may override them with the
       same keys.
@@ -93,7 +94,7 @@ class Muon(torch.optim.Optimizer):
         adjust_lr_fn: str | None = None,
         *,
         ns_dtype: torch.dtype = torch.bfloat16,
-        ns_method: str = "standard",
+        ns_method: str = "auto",
         adamw_lr: float | None = None,
         adamw_betas: tuple[float, float] = (0.9, 0.95),
         adamw_eps: float = 1e-8,

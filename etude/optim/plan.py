@@ -56,10 +56,11 @@ from rich.console import Console
 from rich.table import Table
 from torch.distributed.tensor import Replicate, Shard
 
-from etude.models.config import MoEConfig, preset
 from etude.optim.elementwise import element_bytes
+from etude.optim.plan_models import PlannerModel, planner_model
+from etude.optim.routing import route
 from etude.optim.sharded import ParamSpec, Unit, assign_owners, group_units, job_chunks
-from etude.optim.units import Granularity, shard_boxes, validate
+from etude.optim.units import shard_boxes, validate
 
 
 @dataclass(frozen=True)
@@ -170,7 +171,7 @@ class Planned:
     """A model planned on a layout: one `GroupResult` per family."""
 
     model: str
-    cfg: MoEConfig
+    cfg: PlannerModel
     layout: Layout
     groups: list[GroupResult]
     ns_steps: int
@@ -180,7 +181,7 @@ class Planned:
 
 
 def choose_layout(
-    cfg: MoEConfig, gpus: int, gpus_per_node: int = 8, ep: int | None = None
+    cfg: PlannerModel, gpus: int, gpus_per_node: int = 8, ep: int | None = None
 ) -> Layout:
     """The layout for `gpus` GPUs (module docstring); ValueError if it cannot use them."""
     if gpus < 1:
@@ -217,23 +218,14 @@ def choose_layout(
     return Layout(gpus=gpus, gpus_per_node=node, ep=ep, efsdp=gpus // ep)
 
 
-def _granularity(options: dict) -> Granularity:
-    """The Granularity Muon derives from a param group's options (as muon.py does)."""
-    if options.get("experts"):
-        return Granularity("experts")
-    if "heads" in options:
-        return Granularity("heads", int(options["heads"]), int(options.get("head_dim", 0)))
-    return Granularity("matrix")
-
-
-def families(cfg: MoEConfig, layout: Layout) -> list[Family]:
+def families(cfg: PlannerModel, layout: Layout) -> list[Family]:
     """The dense and expert families of `cfg`'s Muon parameters under `layout`, each with
     the shard boxes of one of its shard groups (replica 0 for dense)."""
     dense, experts = [], []
     for p in cfg.parameter_shapes():
         if p.muon is None:
             continue
-        spec = ParamSpec(p.name, p.shape, _granularity(p.muon))
+        spec = ParamSpec(p.name, p.shape, route(p.name, p.name, p.shape, p.muon).granularity)
         validate(spec.name, spec.shape, spec.granularity)
         (experts if spec.granularity.kind == "experts" else dense).append(spec)
     node = layout.gpus_per_node
@@ -327,10 +319,10 @@ def plan(
     gpus_per_node: int = 8,
     ep: int | None = None,
     ns_steps: int = 5,
-    method: str = "standard",
+    method: str = "auto",
 ) -> Planned:
     """Choose the layout for `model` on `gpus` GPUs and run the planner on each family."""
-    cfg = preset(model)
+    cfg = planner_model(model)
     layout = choose_layout(cfg, gpus, gpus_per_node, ep)
     t0, c0 = time.perf_counter(), time.process_time()
     groups = [plan_group(f, layout.gpus_per_node, ns_steps, method) for f in families(cfg, layout)]

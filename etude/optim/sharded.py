@@ -191,7 +191,7 @@ def build_plan(
     specs: list[ParamSpec],
     *,
     ns_steps: int,
-    method: str = "standard",
+    method: str = "auto",
     job_numel: int = 1 << 24,
     group_cache: dict | None = None,
 ) -> Plan:
