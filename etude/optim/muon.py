@@ -67,6 +67,9 @@ class Muon(torch.optim.Optimizer):
     - fused_elementwise: run momentum + Nesterov + cast, and weight decay + update, as one
       compiled kernel each (`elementwise.py`); None (default) compiles on CUDA only, False
       runs the same expressions eagerly.
+    - spread_replicas: a parameter replicated on one mesh dimension (HSDP) has each of its
+      units orthogonalized by one replica and the results all-gathered across replicas
+      (`sharded.py`), instead of by every replica; False repeats the work on every copy.
     - job_numel, max_in_flight: about how many elements each rank orthogonalizes per
       all-to-all job, and how many transfers per shard group may be outstanding (1 turns
       overlap off).
@@ -103,6 +106,7 @@ class Muon(torch.optim.Optimizer):
         max_in_flight: int = 4,
         strict: bool = False,
         fused_elementwise: bool | None = None,
+        spread_replicas: bool = True,
     ) -> None:
         if lr < 0 or momentum < 0 or weight_decay < 0:
             raise ValueError(
@@ -122,6 +126,7 @@ class Muon(torch.optim.Optimizer):
         self.job_numel = job_numel
         self.max_in_flight = max_in_flight
         self.fused_elementwise = fused_elementwise
+        self.spread_replicas = spread_replicas
         adamw_defaults = {
             "lr": lr if adamw_lr is None else adamw_lr,
             "betas": adamw_betas,
@@ -260,6 +265,7 @@ class Muon(torch.optim.Optimizer):
                 method=self.ns_method,
                 job_numel=self.job_numel,
                 group_cache=self._process_groups,
+                spread_replicas=self.spread_replicas,
             )
             for (_, name, p), box in zip(items, self._plans[key].local_boxes):
                 held = tuple(int(b) for b in box[:, 1] - box[:, 0])

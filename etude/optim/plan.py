@@ -9,8 +9,10 @@ with the hardware table and the `Assumptions` below.
 
 Layout (overridable with `--gpus-per-node` and `--ep`):
 - Dense Muon parameters (attention, shared experts, dense FFN) are HSDP: `Shard(0)` within a
-  node, replicated across nodes. Each node orthogonalizes its own copy, so their NS work is
-  repeated per node, but their all-to-all traffic stays on NVLink.
+  node, replicated across nodes. Their all-to-all traffic stays on NVLink. With
+  `spread_replicas` (Muon's default) each node orthogonalizes a share of the units and the
+  results are all-gathered across nodes (network bytes, overlapped with NS like the rest);
+  without it every node repeats all of them.
 - Routed experts are sharded on a 2-D mesh `(ep, efsdp)` with `(Shard(0), Shard(1))`: the
   expert dim over `ep` ranks (across nodes), each expert's out dim over `efsdp` GPUs inside
   a node. There is no expert replica, so the expert shard group is every GPU and the
@@ -22,7 +24,8 @@ Layout (overridable with `--gpus-per-node` and `--ep`):
 Predicted step, for each rank `r`, taking the slowest (seconds):
     ns          = NS FLOPs[r] / (ns_efficiency * peak bf16 FLOP/s)
     comm        = max(NVLink bytes[r] / NVLink bw, network bytes[r] / network bw)
-                  (bytes sent; links are full duplex and each rank receives what it sends)
+                  (bytes sent; links are full duplex and each rank receives what it sends;
+                  network bytes include the replicas' all-gather)
     exposed     = max(0, comm - ns) + comm / comm jobs
                   (transfers overlap NS; the first job's forward and the last job's
                   backward, about one job's share, cannot be hidden)
@@ -59,7 +62,14 @@ from torch.distributed.tensor import Replicate, Shard
 from etude.optim.elementwise import element_bytes
 from etude.optim.plan_models import PlannerModel, planner_model
 from etude.optim.routing import route
-from etude.optim.sharded import ParamSpec, Unit, assign_owners, group_units, job_chunks
+from etude.optim.sharded import (
+    ParamSpec,
+    Unit,
+    assign_owners,
+    assign_replicas,
+    group_units,
+    job_chunks,
+)
 from etude.optim.units import shard_boxes, validate
 
 
@@ -154,16 +164,34 @@ class GroupResult:
     network_numel: np.ndarray  # elements sent to other nodes (= received)
     local_numel: np.ndarray  # elements of the member's shards
     owned_numel: np.ndarray  # elements of the units it owns
+    replica_of: np.ndarray  # [U] the replica orthogonalizing each unit (all 0: not spread)
+    gather_numel: np.ndarray  # elements all-gathered from other replicas (= sent)
+
+    @property
+    def replicas(self) -> int:
+        """Replicas the units are spread over (1: each copy does all of them)."""
+        return len(self.flops) // len(self.family.ranks)
 
     @property
     def imbalance(self) -> float:
-        """max / mean NS FLOPs over the members, as `Plan.imbalance` defines it."""
-        return float(self.flops.max() / self.flops.mean()) if self.flops.sum() > 0 else 1.0
+        """max / mean NS FLOPs over the members of the worst replica's group, as
+        `Plan.imbalance` defines it for a rank of that replica."""
+        worst = 1.0
+        for flops in self.flops.reshape(self.replicas, -1):
+            if flops.sum() > 0:
+                worst = max(worst, float(flops.max() / flops.mean()))
+        return worst
 
     def jobs(self, job_numel: int) -> tuple[int, int]:
-        """Jobs and communicating jobs, cut by `job_chunks` exactly as `build_plan` cuts them."""
-        chunks = job_chunks(self.units, len(self.flops), job_numel)
-        return len(chunks), sum(bool(self.comm_unit[c].any()) for c in chunks)
+        """Jobs and communicating jobs of the busiest replica, cut by `job_chunks` exactly as
+        `build_plan` cuts them (each rank runs only its replica's jobs)."""
+        most = (0, 0)
+        for replica in range(self.replicas):
+            share = np.flatnonzero(self.replica_of == replica)
+            chunks = job_chunks([self.units[k] for k in share], len(self.family.ranks), job_numel)
+            counts = (len(chunks), sum(bool(self.comm_unit[share[c]].any()) for c in chunks))
+            most = max(most, counts)
+        return most
 
 
 @dataclass
@@ -266,24 +294,65 @@ def families(cfg: PlannerModel, layout: Layout) -> list[Family]:
     return [f for f in out if f.specs]
 
 
-def plan_group(family: Family, gpus_per_node: int, ns_steps: int, method: str) -> GroupResult:
+def plan_group(
+    family: Family, gpus_per_node: int, ns_steps: int, method: str, spread: bool = True
+) -> GroupResult:
     """Run the optimizer's planner on one shard group of `family` and count, per member,
-    FLOPs, elements sent inside and across nodes, and elements held and owned."""
+    FLOPs, elements sent inside and across nodes, and elements held and owned.
+
+    With `spread` and more than one copy, the units are dealt to the replicas as
+    `build_plan` deals them (`assign_replicas`), each replica's group is planned on its
+    share, and the per-member arrays cover every replica: `[copies * W]`, replica-major.
+    """
     n = len(family.ranks)
     ids = list(range(len(family.specs)))
     units = group_units(family.specs, ids, family.boxes, ns_steps, method)
+    replicas = family.copies if spread else 1
+    replica_of = np.asarray(assign_replicas(units, replicas), dtype=np.int64)
+    node = family.ranks // gpus_per_node
+    owners = np.zeros(len(units), dtype=np.int64)
+    comm_unit = np.zeros(len(units), dtype=bool)
+    per_replica = []
+    for replica in range(replicas):
+        share = np.flatnonzero(replica_of == replica)
+        counts = _count_share([units[k] for k in share], n, node)
+        owners[share], comm_unit[share] = counts["owners"], counts["comm_unit"]
+        per_replica.append(counts)
+    local = np.zeros(n, dtype=np.int64)
+    for boxes in family.boxes:
+        local += np.prod(boxes[..., 1] - boxes[..., 0], axis=-1)
+    # All-gather across replicas: each member sends its largest share's pieces (padded).
+    chunk = np.max([c["held"] for c in per_replica], axis=0)
+    return GroupResult(
+        family=family,
+        units=units,
+        owners=owners,
+        comm_unit=comm_unit,
+        flops=np.concatenate([c["flops"] for c in per_replica]),
+        nvlink_numel=np.concatenate([c["nvlink"] for c in per_replica]),
+        network_numel=np.concatenate([c["network"] for c in per_replica]),
+        local_numel=np.tile(local, replicas),
+        owned_numel=np.concatenate([c["owned"] for c in per_replica]),
+        replica_of=replica_of,
+        gather_numel=np.tile((replicas - 1) * chunk, replicas),
+    )
+
+
+def _count_share(units: list[Unit], n: int, node: np.ndarray) -> dict[str, np.ndarray]:
+    """Owners of `units` in a group of `n` members on nodes `node` (`[n]`), and per member
+    FLOPs, elements sent inside / across nodes, owned, and held of these units."""
     owner_list, flops = assign_owners(units, n)
     owners = np.asarray(owner_list, dtype=np.int64)
-    node = family.ranks // gpus_per_node
     nvlink = np.zeros(n, dtype=np.int64)
     network = np.zeros(n, dtype=np.int64)
     owned = np.zeros(n, dtype=np.int64)
+    held_total = np.zeros(n, dtype=np.int64)
     comm_unit = np.zeros(len(units), dtype=bool)
     start = 0
     # Units come in parameter order; one parameter at a time keeps `held` small: [U_p, W].
-    for i in ids:
+    while start < len(units):
         stop = start
-        while stop < len(units) and units[stop].param == i:
+        while stop < len(units) and units[stop].param == units[start].param:
             stop += 1
         held = np.stack([u.held for u in units[start:stop]])
         own = owners[start:stop]
@@ -294,22 +363,18 @@ def plan_group(family: Family, gpus_per_node: int, ns_steps: int, method: str) -
             sent += moved.sum(axis=0)
             sent += np.bincount(own, weights=moved.sum(axis=1), minlength=n).astype(np.int64)
         owned += np.bincount(own, weights=held.sum(axis=1), minlength=n).astype(np.int64)
+        held_total += held.sum(axis=0)
         comm_unit[start:stop] = away.sum(axis=1) > 0
         start = stop
-    local = np.zeros(n, dtype=np.int64)
-    for boxes in family.boxes:
-        local += np.prod(boxes[..., 1] - boxes[..., 0], axis=-1)
-    return GroupResult(
-        family=family,
-        units=units,
-        owners=owners,
-        comm_unit=comm_unit,
-        flops=flops,
-        nvlink_numel=nvlink,
-        network_numel=network,
-        local_numel=local,
-        owned_numel=owned,
-    )
+    return {
+        "owners": owners,
+        "comm_unit": comm_unit,
+        "flops": flops,
+        "nvlink": nvlink,
+        "network": network,
+        "owned": owned,
+        "held": held_total,
+    }
 
 
 def plan(
@@ -320,12 +385,17 @@ def plan(
     ep: int | None = None,
     ns_steps: int = 5,
     method: str = "auto",
+    spread_replicas: bool = True,
 ) -> Planned:
-    """Choose the layout for `model` on `gpus` GPUs and run the planner on each family."""
+    """Choose the layout for `model` on `gpus` GPUs and run the planner on each family
+    (`method` and `spread_replicas` mean what Muon's `ns_method` and `spread_replicas` do)."""
     cfg = planner_model(model)
     layout = choose_layout(cfg, gpus, gpus_per_node, ep)
     t0, c0 = time.perf_counter(), time.process_time()
-    groups = [plan_group(f, layout.gpus_per_node, ns_steps, method) for f in families(cfg, layout)]
+    groups = [
+        plan_group(f, layout.gpus_per_node, ns_steps, method, spread_replicas)
+        for f in families(cfg, layout)
+    ]
     return Planned(
         model,
         cfg,
@@ -341,11 +411,15 @@ def plan(
 def per_rank(planned: Planned, attr: str) -> np.ndarray:
     """`GroupResult.<attr>` summed over the groups of each global rank, `[gpus]`.
 
-    Global rank r is member r % gpus_per_node of its node's dense group (every node's group
-    plans like replica 0's) and member r of the expert group."""
+    Global rank r is member r of the expert group and member r % gpus_per_node of its
+    node's dense group: entry r of a dense group spread over the replicas (replica r //
+    gpus_per_node), else entry r % gpus_per_node (every node's group plans like replica 0's)."""
     ranks = np.arange(planned.layout.gpus)
-    member = {"dense": ranks % planned.layout.gpus_per_node, "experts": ranks}
-    return sum(getattr(g, attr)[member[g.family.name]] for g in planned.groups)
+    total = np.zeros(planned.layout.gpus, dtype=np.int64)
+    for g in planned.groups:
+        values = getattr(g, attr)
+        total = total + values[ranks % len(values)]
+    return total
 
 
 def predict(planned: Planned, gpu: str = "h200", assumptions: Assumptions | None = None) -> dict:
@@ -367,7 +441,8 @@ def predict(planned: Planned, gpu: str = "h200", assumptions: Assumptions | None
     hw, layout, groups = HARDWARE[gpu], planned.layout, planned.groups
     flops = per_rank(planned, "flops")
     nvlink = per_rank(planned, "nvlink_numel") * a.ns_bytes
-    network = per_rank(planned, "network_numel") * a.ns_bytes
+    gather = per_rank(planned, "gather_numel") * a.ns_bytes
+    network = per_rank(planned, "network_numel") * a.ns_bytes + gather
     local_bytes = element_bytes(4, a.ns_bytes, a.fused_elementwise)
     elem_bytes = (
         per_rank(planned, "local_numel") * local_bytes
@@ -375,7 +450,7 @@ def predict(planned: Planned, gpu: str = "h200", assumptions: Assumptions | None
     )
     jobs = [g.jobs(a.job_numel) for g in groups]
     comm_jobs = sum(c for _, c in jobs)
-    collectives = 2 * comm_jobs
+    collectives = 2 * comm_jobs + sum(g.replicas > 1 for g in groups)  # + all-gathers
     bw = a.bandwidth_efficiency
     t_ns = flops / (a.ns_efficiency * hw.bf16_flops)
     t_comm = np.maximum(nvlink / (bw * hw.nvlink_bytes_s), network / (bw * hw.network_bytes_s))
@@ -420,6 +495,7 @@ def predict(planned: Planned, gpu: str = "h200", assumptions: Assumptions | None
             "imbalance": float(flops.max() / flops.mean()) if flops.sum() else 1.0,
             "nvlink_bytes": _stats(nvlink),
             "network_bytes": _stats(network),
+            "replica_gather_bytes": _stats(gather),
             "elementwise_bytes": _stats(elem_bytes),
             "collectives": collectives,
             "adamw_elements": adamw // layout.gpus_per_node,
@@ -465,6 +541,7 @@ def _group_summary(g: GroupResult, ns_bytes: int, jobs: int, comm_jobs: int) -> 
         "layout": g.family.description,
         "members": w,
         "copies": g.family.copies,
+        "spread_over_replicas": g.replicas,
         "parameters": len(g.family.specs),
         "elements": numel,
         "units": len(g.units),
