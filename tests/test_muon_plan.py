@@ -76,9 +76,12 @@ def test_flops_per_group_add_up_to_every_unit_once(model, gpus, per_node, spread
     )
     if spread and replicas > 1:
         dense = next(g for g in planned.groups if g.family.name == "dense")
-        # Each member all-gathers the other replicas' shares of its shard: at least its
-        # shard less its own replica's share, padded to the largest share.
-        assert (dense.gather_numel >= dense.local_numel * (replicas - 1) // replicas).all()
+        # Each member receives the other replicas' shares of its shard: all of it but the
+        # share its own replica orthogonalized.
+        own = dense.local_numel - dense.gather_received_numel
+        assert (own >= 0).all() and int(own.sum()) == int(
+            dense.local_numel[: dense.local_numel.size // replicas].sum()
+        )
 
 
 def test_bytes_of_a_hand_worked_case():
@@ -213,13 +216,14 @@ def test_prediction_equals_what_muon_reports_on_gloo():
     planned = plan("tiny", WORLD, gpus_per_node=PER_NODE, ep=EP)
     assert planned.layout.efsdp == 2
     report = predict(planned, "h200", Assumptions())
-    moved = ("nvlink_numel", "network_numel", "gather_numel")
-    sent = sum(per_rank(planned, attr) for attr in moved) * 2
+    moved = per_rank(planned, "nvlink_numel") + per_rank(planned, "network_numel")
+    sent = (moved + per_rank(planned, "gather_sent_numel")) * 2
+    received = (moved + per_rank(planned, "gather_received_numel")) * 2
     flops = per_rank(planned, "flops")
     imbalance = max(g.imbalance for g in planned.groups)
     for rank, (imb, bytes_sent, bytes_received, ns, collectives) in enumerate(results):
         assert imb <= imbalance
-        assert bytes_sent == bytes_received == sent[rank]
+        assert (bytes_sent, bytes_received) == (sent[rank], received[rank])
         assert ns == flops[rank]
         # One extra collective: Muon's check that ranks agree on which grads exist. The
         # report counts the busiest replica's jobs.

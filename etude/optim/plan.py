@@ -52,7 +52,7 @@ import argparse
 import json
 import math
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 from rich.console import Console
@@ -66,7 +66,6 @@ from etude.optim.sharded import (
     ParamSpec,
     Unit,
     assign_owners,
-    assign_replicas,
     group_units,
     job_chunks,
 )
@@ -165,7 +164,8 @@ class GroupResult:
     local_numel: np.ndarray  # elements of the member's shards
     owned_numel: np.ndarray  # elements of the units it owns
     replica_of: np.ndarray  # [U] the replica orthogonalizing each unit (all 0: not spread)
-    gather_numel: np.ndarray  # elements all-gathered from other replicas (= sent)
+    gather_sent_numel: np.ndarray  # elements of the all-gather across replicas, sent
+    gather_received_numel: np.ndarray  # and received
 
     @property
     def replicas(self) -> int:
@@ -295,54 +295,66 @@ def families(cfg: PlannerModel, layout: Layout) -> list[Family]:
 
 
 def plan_group(
-    family: Family, gpus_per_node: int, ns_steps: int, method: str, spread: bool = True
+    family: Family,
+    gpus_per_node: int,
+    ns_steps: int,
+    method: str,
+    spread: bool = True,
+    initial_load: np.ndarray | None = None,
 ) -> GroupResult:
     """Run the optimizer's planner on one shard group of `family` and count, per member,
     FLOPs, elements sent inside and across nodes, and elements held and owned.
 
-    With `spread` and more than one copy, the units are dealt to the replicas as
-    `build_plan` deals them (`assign_replicas`), each replica's group is planned on its
-    share, and the per-member arrays cover every replica: `[copies * W]`, replica-major.
+    With `spread` and more than one copy, every unit gets one owner among all replicas'
+    members, as `build_plan` assigns it, and the per-member arrays cover every replica:
+    `[copies * W]`, replica-major (global rank order). `initial_load` (`[gpus]`) is the NS
+    FLOPs per global rank of groups planned before, which ownership evens out.
     """
     n = len(family.ranks)
     ids = list(range(len(family.specs)))
     units = group_units(family.specs, ids, family.boxes, ns_steps, method)
     replicas = family.copies if spread else 1
-    replica_of = np.asarray(assign_replicas(units, replicas), dtype=np.int64)
+    slot_ranks = (np.arange(replicas)[:, None] * n + family.ranks[None, :]).reshape(-1)
+    tiled = [replace(u, held=np.tile(u.held, replicas)) for u in units]
+    start = None if initial_load is None else initial_load[slot_ranks]
+    slots, flops = assign_owners(tiled, replicas * n, start)
+    slots = np.asarray(slots, dtype=np.int64)
+    replica_of, owners = slots // n, slots % n
     node = family.ranks // gpus_per_node
-    owners = np.zeros(len(units), dtype=np.int64)
     comm_unit = np.zeros(len(units), dtype=bool)
     per_replica = []
     for replica in range(replicas):
         share = np.flatnonzero(replica_of == replica)
-        counts = _count_share([units[k] for k in share], n, node)
-        owners[share], comm_unit[share] = counts["owners"], counts["comm_unit"]
+        counts = _count_share([units[k] for k in share], owners[share], n, node)
+        comm_unit[share] = counts["comm_unit"]
         per_replica.append(counts)
     local = np.zeros(n, dtype=np.int64)
     for boxes in family.boxes:
         local += np.prod(boxes[..., 1] - boxes[..., 0], axis=-1)
-    # All-gather across replicas: each member sends its largest share's pieces (padded).
-    chunk = np.max([c["held"] for c in per_replica], axis=0)
+    # All-gather across replicas: a member sends its share to every other replica and
+    # receives theirs.
+    held = np.stack([c["held"] for c in per_replica])  # [replicas, n]
     return GroupResult(
         family=family,
         units=units,
         owners=owners,
         comm_unit=comm_unit,
-        flops=np.concatenate([c["flops"] for c in per_replica]),
+        flops=flops,
         nvlink_numel=np.concatenate([c["nvlink"] for c in per_replica]),
         network_numel=np.concatenate([c["network"] for c in per_replica]),
         local_numel=np.tile(local, replicas),
         owned_numel=np.concatenate([c["owned"] for c in per_replica]),
         replica_of=replica_of,
-        gather_numel=np.tile((replicas - 1) * chunk, replicas),
+        gather_sent_numel=((replicas - 1) * held).reshape(-1),
+        gather_received_numel=(held.sum(axis=0)[None, :] - held).reshape(-1),
     )
 
 
-def _count_share(units: list[Unit], n: int, node: np.ndarray) -> dict[str, np.ndarray]:
-    """Owners of `units` in a group of `n` members on nodes `node` (`[n]`), and per member
-    FLOPs, elements sent inside / across nodes, owned, and held of these units."""
-    owner_list, flops = assign_owners(units, n)
-    owners = np.asarray(owner_list, dtype=np.int64)
+def _count_share(
+    units: list[Unit], owners: np.ndarray, n: int, node: np.ndarray
+) -> dict[str, np.ndarray]:
+    """Per member of a group of `n` on nodes `node` (`[n]`), for `units` owned by `owners`:
+    elements sent inside / across nodes, owned and held, and which units communicate."""
     nvlink = np.zeros(n, dtype=np.int64)
     network = np.zeros(n, dtype=np.int64)
     owned = np.zeros(n, dtype=np.int64)
@@ -367,9 +379,7 @@ def _count_share(units: list[Unit], n: int, node: np.ndarray) -> dict[str, np.nd
         comm_unit[start:stop] = away.sum(axis=1) > 0
         start = stop
     return {
-        "owners": owners,
         "comm_unit": comm_unit,
-        "flops": flops,
         "nvlink": nvlink,
         "network": network,
         "owned": owned,
@@ -392,10 +402,14 @@ def plan(
     cfg = planner_model(model)
     layout = choose_layout(cfg, gpus, gpus_per_node, ep)
     t0, c0 = time.perf_counter(), time.process_time()
-    groups = [
-        plan_group(f, layout.gpus_per_node, ns_steps, method, spread_replicas)
-        for f in families(cfg, layout)
-    ]
+    # As build_plan: groups spanning every GPU seed the ownership of the groups after them.
+    world_load = np.zeros(layout.gpus, dtype=np.int64)
+    groups = []
+    for f in families(cfg, layout):
+        g = plan_group(f, layout.gpus_per_node, ns_steps, method, spread_replicas, world_load)
+        if len(g.flops) == layout.gpus:
+            world_load += g.flops
+        groups.append(g)
     return Planned(
         model,
         cfg,
@@ -441,7 +455,9 @@ def predict(planned: Planned, gpu: str = "h200", assumptions: Assumptions | None
     hw, layout, groups = HARDWARE[gpu], planned.layout, planned.groups
     flops = per_rank(planned, "flops")
     nvlink = per_rank(planned, "nvlink_numel") * a.ns_bytes
-    gather = per_rank(planned, "gather_numel") * a.ns_bytes
+    gather = a.ns_bytes * np.maximum(
+        per_rank(planned, "gather_sent_numel"), per_rank(planned, "gather_received_numel")
+    )
     network = per_rank(planned, "network_numel") * a.ns_bytes + gather
     local_bytes = element_bytes(4, a.ns_bytes, a.fused_elementwise)
     elem_bytes = (

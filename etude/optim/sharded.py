@@ -19,10 +19,14 @@ granularity), so no metadata is exchanged:
 
 4. Replicas. A group whose parameters are replicated on exactly one mesh dimension (HSDP's
    `(Replicate(), Shard(0))`) has a copy in every replica; instead of each copy
-   orthogonalizing every unit, the units are dealt to the replicas (longest processing time
-   first, `assign_replicas`), each replica's group owns and jobs only its share, and every
-   rank all-gathers the finished pieces of its shard from its counterparts in the other
-   replicas (one `all_gather_into_tensor` per group, padded to the largest share).
+   orthogonalizing every unit, each unit gets one owner among all replicas' members (the
+   same `assign_owners`, over replica x member slots), each replica's group jobs only its
+   share, and every rank all-gathers the finished pieces of its shard from its
+   counterparts in the other replicas (one `all_to_all_single` per group that sends a
+   rank's share to every other replica: an all-gather of unequal shares, unpadded).
+   Groups that span the world are planned first and their FLOPs per rank seed the
+   ownership of later groups, so a rank that owns a large dense unit gets fewer expert
+   units.
 
 The runtime keeps up to `max_in_flight` forward transfers per group outstanding while it
 computes, so communication of later jobs overlaps NS of earlier ones. Jobs of replicated
@@ -36,7 +40,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import torch
@@ -75,6 +79,7 @@ class ReplicaGroup:
     ranks: list[int]  # global ranks; replica index = coordinate on the replicated mesh dim
     me: int  # my replica index
     process_group: dist.ProcessGroup
+    member_ranks: list[list[int]]  # per replica index, its shard group's ranks (group order)
 
     @property
     def group_ranks(self) -> list[int]:
@@ -154,9 +159,9 @@ class Gather:
     pieces: list[list[Piece]]
 
     @property
-    def chunk_numel(self) -> int:
-        """Elements each replica contributes (the largest share; the others are padded)."""
-        return max(sum(p.numel for p in ps) for ps in self.pieces)
+    def sizes(self) -> list[int]:
+        """Elements each replica contributes, by replica index."""
+        return [sum(p.numel for p in ps) for ps in self.pieces]
 
 
 @dataclass
@@ -244,7 +249,11 @@ def shard_group(
             int(mesh.mesh[tuple(k if i == d else c for i, c in enumerate(coord))])
             for k in range(mesh.shape[d])
         ]
-        replicas = ReplicaGroup(counterparts, coord[d], mesh.get_group(d))
+        member_ranks = [
+            [int(mesh.mesh[tuple(k if i == d else c for i, c in enumerate(m))]) for m in members]
+            for k in range(mesh.shape[d])
+        ]
+        replicas = ReplicaGroup(counterparts, coord[d], mesh.get_group(d), member_ranks)
     group = ShardGroup(ranks=ranks, me=ranks.index(rank), process_group=pg, replicas=replicas)
     return group, members
 
@@ -278,20 +287,27 @@ def build_plan(
 
     jobs_with_order: list[tuple[int, Job]] = []
     group_flops, gathers = [], []
-    for group, param_ids in groups.values():
+    # NS FLOPs per global rank from groups every rank plans (those spanning the world), so
+    # that groups planned later can even out the total: spread groups first, then the rest.
+    world = dist.get_world_size() if dist.is_initialized() else 1
+    world_load = np.zeros(world, dtype=np.int64)
+    for group, param_ids in sorted(groups.values(), key=lambda g: (g[0].replicas is None, g[1])):
         units = group_units(specs, param_ids, boxes_of, ns_steps, method)
-        n_replicas = len(group.replicas.ranks) if group.replicas else 1
-        replica_of = assign_replicas(units, n_replicas)
-        owners = [0] * len(units)
+        n = len(group.ranks)
+        slot_ranks = np.array(group.replicas.member_ranks if group.replicas else [group.ranks])
+        n_replicas = len(slot_ranks)
+        # One owner slot per (replica, member); every replica holds the same shards.
+        tiled = [replace(u, held=np.tile(u.held, n_replicas)) for u in units]
+        slots, flops = assign_owners(tiled, n_replicas * n, world_load[slot_ranks.reshape(-1)])
+        if len(np.unique(slot_ranks)) == world:
+            world_load[slot_ranks.reshape(-1)] += flops
+        mine = group.replicas.me if group.replicas else 0
+        group_flops.append(flops.reshape(n_replicas, n)[mine])
+        owners = [slot % n for slot in slots]
         group_jobs = []
         for replica in range(n_replicas):
-            share = [k for k in range(len(units)) if replica_of[k] == replica]
-            share_owners, flops = assign_owners([units[k] for k in share], len(group.ranks))
-            for k, owner in zip(share, share_owners):
-                owners[k] = owner
-            if group.replicas is None or replica == group.replicas.me:
-                group_flops.append(flops)
-            for chunk in job_chunks([units[k] for k in share], len(group.ranks), job_numel):
+            share = [k for k in range(len(units)) if slots[k] // n == replica]
+            for chunk in job_chunks([units[k] for k in share], n, job_numel):
                 chunk = [share[k] for k in chunk]
                 job = _make_job(group, chunk, units, owners, boxes_of)
                 job.replica = replica if group.replicas else None
@@ -349,40 +365,39 @@ def group_units(
     return units
 
 
-def assign_replicas(units: list[Unit], n_replicas: int) -> list[int]:
-    """The replica orthogonalizing each unit: longest processing time first, each to the
-    replica with the least NS FLOPs so far (ties: the lowest index)."""
-    load = np.zeros(n_replicas, dtype=np.int64)
-    replica_of = [0] * len(units)
-    if n_replicas == 1:
-        return replica_of
-    for k in sorted(range(len(units)), key=lambda k: (-units[k].flops, k)):
-        replica_of[k] = int(np.argmin(load))
-        load[replica_of[k]] += units[k].flops
-    return replica_of
+# Slack of the owner choice, in units of the unit's cost. One unit kept K2's experts on
+# their holders when every rank started even; seeded with the dense load (which differs by
+# about an expert unit from rank to rank) it sent 17 % of them across nodes, 4 sends 0.1 %.
+OWNER_SLACK_UNITS = 4
 
 
-def assign_owners(units: list[Unit], n_ranks: int) -> tuple[list[int], np.ndarray]:
-    """Owner of each unit and the resulting NS FLOPs per rank.
+def assign_owners(
+    units: list[Unit], n_ranks: int, initial_load: np.ndarray | None = None
+) -> tuple[list[int], np.ndarray]:
+    """Owner of each unit and the resulting NS FLOPs per rank (of these units only).
 
-    A unit that one rank holds whole stays there. The others go longest-processing-time
-    first (most FLOPs first), each to a rank whose load is within one unit's cost of the
-    least loaded: among those, the one holding most of the unit, then the least loaded.
-    Balance stays within one unit of plain LPT while most data stays where it already is.
+    A unit that a rank holds whole stays there (with several such ranks, replicas, the
+    least loaded). The others go longest-processing-time first (most FLOPs first), each to
+    a rank whose load is within `OWNER_SLACK_UNITS` of the unit's cost of the least loaded:
+    among those, the one holding most of the unit, then the least loaded. Balance stays
+    within that many units of plain LPT while most data stays where it already is, even
+    when `initial_load` (`[n_ranks]`, work the ranks already have from other groups)
+    differs from rank to rank by about a unit.
     """
-    load = np.zeros(n_ranks, dtype=np.int64)
+    start = np.zeros(n_ranks, dtype=np.int64) if initial_load is None else initial_load
+    load = start.astype(np.int64, copy=True)
     owners = [0] * len(units)
     for k in sorted(range(len(units)), key=lambda k: (-units[k].flops, k)):
         unit = units[k]
         whole = np.flatnonzero(unit.held == unit.numel)
         if len(whole):
-            owner = int(whole[0])
+            owner = int(whole[np.argmin(load[whole])])
         else:
-            near = np.flatnonzero(load <= load.min() + unit.flops)
+            near = np.flatnonzero(load <= load.min() + OWNER_SLACK_UNITS * unit.flops)
             owner = int(near[np.lexsort((near, load[near], -unit.held[near]))[0]])
         owners[k] = owner
         load[owner] += unit.flops
-    return owners, load
+    return owners, load - start
 
 
 def job_chunks(units: list[Unit], group_size: int, job_numel: int) -> list[list[int]]:
@@ -579,31 +594,39 @@ def orthogonalize(
             unpack_back(job, returned)
 
     def start_gather(gather: Gather):
-        """All-gather my replica's finished pieces with my counterparts' (padded chunks)."""
-        size = gather.chunk_numel
-        send = torch.zeros(size, dtype=dtype, device=device)
-        flat = [outputs[p.param][p.local].reshape(-1) for p in gather.pieces[gather.replicas.me]]
-        if flat:
-            mine = torch.cat(flat)
-            send[: mine.numel()] = mine
-        recv = torch.empty(size * len(gather.pieces), dtype=dtype, device=device)
-        work = dist.all_gather_into_tensor(
-            recv, send, group=gather.replicas.process_group, async_op=True
+        """Send my replica's finished pieces to my counterparts in every other replica and
+        receive theirs: one all_to_all_single, my pieces repeated once per replica."""
+        sizes = gather.sizes
+        me = gather.replicas.me
+        flat = [outputs[p.param][p.local].reshape(-1) for p in gather.pieces[me]]
+        mine = torch.cat(flat) if flat else torch.empty(0, dtype=dtype, device=device)
+        chunks = gather.replicas.group_ranks  # position of each replica in the process group
+        send_sizes, recv_sizes = [0] * len(sizes), [0] * len(sizes)
+        for replica, chunk in enumerate(chunks):
+            send_sizes[chunk], recv_sizes[chunk] = sizes[me], sizes[replica]
+        recv = torch.empty(sum(recv_sizes), dtype=dtype, device=device)
+        send = mine.repeat(len(sizes))
+        work = dist.all_to_all_single(
+            recv,
+            send,
+            recv_sizes,
+            send_sizes,
+            group=gather.replicas.process_group,
+            async_op=True,
         )
-        others = (len(gather.pieces) - 1) * size * send.element_size()
-        stats.bytes_sent += others
-        stats.bytes_received += others
+        stats.bytes_sent += (len(sizes) - 1) * sizes[me] * mine.element_size()
+        stats.bytes_received += (sum(sizes) - sizes[me]) * mine.element_size()
         stats.collectives += 1
         if max_in_flight == 1:
             wait(work)
         return recv, work
 
     def unpack_gather(gather: Gather, recv: Tensor) -> None:
-        size = gather.chunk_numel
+        starts = np.cumsum([0] + [gather.sizes[r] for r in np.argsort(gather.replicas.group_ranks)])
         for replica, chunk in enumerate(gather.replicas.group_ranks):
             if replica == gather.replicas.me:
                 continue
-            offset = chunk * size
+            offset = int(starts[chunk])
             for p in gather.pieces[replica]:
                 outputs[p.param][p.local] = recv[offset : offset + p.numel].view(p.shape)
                 offset += p.numel
