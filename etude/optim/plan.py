@@ -53,6 +53,7 @@ import json
 import math
 import time
 from dataclasses import asdict, dataclass, replace
+from pathlib import Path
 
 import numpy as np
 from rich.console import Console
@@ -115,6 +116,43 @@ class Assumptions:
     ns_bytes: int = 2  # bytes per element in transit (Muon's ns_dtype, bf16 by default)
     job_numel: int = 1 << 24  # Muon's job_numel (its default), elements per member per job
     fused_elementwise: bool = True  # Muon's default on CUDA: two compiled passes (elementwise.py)
+
+
+@dataclass(frozen=True)
+class Rates:
+    """Rates measured on a GPU by `benchmarks/muon_calibrate.py` (`--rates FILE`).
+
+    `ns` maps (short side, long side, method) of a unit shape to the batched bf16 NS
+    FLOP/s measured for it; `elementwise_bytes_s` is the bandwidth of Muon's fused
+    elementwise passes. Shapes not measured fall back to the stated `ns_efficiency`."""
+
+    source: str
+    device: str
+    ns: dict[tuple[int, int, str], float]
+    elementwise_bytes_s: float
+
+    def ns_rate(self, shape: tuple[int, int], method: str) -> float | None:
+        """Measured FLOP/s of a `shape` unit (either orientation) by `method`, or None."""
+        return self.ns.get((min(shape), max(shape), method))
+
+
+def load_rates(path: str) -> Rates:
+    """Read a calibration JSON; ValueError naming the file and what is wrong with it."""
+    try:
+        data = json.loads(Path(path).read_text())
+        ns = {
+            (int(min(r["shape"])), int(max(r["shape"])), str(r["method"])): float(r["flop_per_s"])
+            for r in data["ns"]
+        }
+        bandwidth = float(data["elementwise"]["bytes_per_s"])
+        device = str(data["device"])
+    except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError) as e:
+        raise ValueError(
+            f"--rates {path}: not a calibration file from benchmarks/muon_calibrate.py ({e!r})"
+        ) from e
+    if not ns or any(r <= 0 for r in ns.values()) or bandwidth <= 0:
+        raise ValueError(f"--rates {path}: rates must be positive and at least one NS shape")
+    return Rates(source=str(path), device=device, ns=ns, elementwise_bytes_s=bandwidth)
 
 
 @dataclass(frozen=True)
@@ -181,6 +219,13 @@ class GroupResult:
             if flops.sum() > 0:
                 worst = max(worst, float(flops.max() / flops.mean()))
         return worst
+
+    def ns_seconds(self, seconds_per_flop) -> np.ndarray:
+        """NS seconds per member (`[len(flops)]`): each unit's FLOPs times
+        `seconds_per_flop(shape, method)`, summed on its owner's slot."""
+        slot = self.replica_of * len(self.family.ranks) + self.owners
+        cost = np.array([u.flops * seconds_per_flop(u.shape, u.method) for u in self.units])
+        return np.bincount(slot, weights=cost, minlength=len(self.flops))
 
     def jobs(self, job_numel: int) -> tuple[int, int]:
         """Jobs and communicating jobs of the busiest replica, cut by `job_chunks` exactly as
@@ -436,11 +481,18 @@ def per_rank(planned: Planned, attr: str) -> np.ndarray:
     return total
 
 
-def predict(planned: Planned, gpu: str = "h200", assumptions: Assumptions | None = None) -> dict:
+def predict(
+    planned: Planned,
+    gpu: str = "h200",
+    assumptions: Assumptions | None = None,
+    rates: Rates | None = None,
+) -> dict:
     """Predict one Muon step of `planned` on GPUs of kind `gpu` (module docstring).
 
-    Returns a JSON-ready report: layout, hardware, assumptions, one summary per group and the
-    step-time breakdown of the slowest rank.
+    With `rates`, each unit's NS runs at the FLOP/s measured for its shape and method (the
+    stated `ns_efficiency` for shapes not measured) and the elementwise term at the measured
+    bandwidth. Returns a JSON-ready report: layout, hardware, assumptions and where each
+    rate came from, one summary per group and the step-time breakdown of the slowest rank.
     """
     a = assumptions or Assumptions()
     if gpu not in HARDWARE:
@@ -468,10 +520,25 @@ def predict(planned: Planned, gpu: str = "h200", assumptions: Assumptions | None
     comm_jobs = sum(c for _, c in jobs)
     collectives = 2 * comm_jobs + sum(g.replicas > 1 for g in groups)  # + all-gathers
     bw = a.bandwidth_efficiency
-    t_ns = flops / (a.ns_efficiency * hw.bf16_flops)
+    stated = 1 / (a.ns_efficiency * hw.bf16_flops)
+    unmeasured: set[tuple[int, int, str]] = set()
+
+    def seconds_per_flop(shape: tuple[int, int], method: str) -> float:
+        rate = rates.ns_rate(shape, method) if rates else None
+        if rate is None:
+            unmeasured.add((min(shape), max(shape), method))
+            return stated
+        return 1 / rate
+
+    ranks = np.arange(layout.gpus)
+    t_ns = np.zeros(layout.gpus)
+    for g in groups:
+        seconds = g.ns_seconds(seconds_per_flop)
+        t_ns += seconds[ranks % len(seconds)]
     t_comm = np.maximum(nvlink / (bw * hw.nvlink_bytes_s), network / (bw * hw.network_bytes_s))
     t_exposed = np.maximum(0.0, t_comm - t_ns) + t_comm / max(1, comm_jobs)
-    t_elem = elem_bytes / (bw * hw.hbm_bytes_s)
+    elem_rate = rates.elementwise_bytes_s if rates else bw * hw.hbm_bytes_s
+    t_elem = elem_bytes / elem_rate
     t_device = t_ns + t_exposed + t_elem
     t_launch = collectives * a.collective_overhead_s
     t_python = sum(c * len(g.family.ranks) for g, (_, c) in zip(groups, jobs))
@@ -504,6 +571,11 @@ def predict(planned: Planned, gpu: str = "h200", assumptions: Assumptions | None
         "method": planned.method,
         "hardware": asdict(hw),
         "assumptions": asdict(a),
+        "sources": {
+            "ns": "stated" if rates is None else f"measured ({rates.source}, {rates.device})",
+            "ns_unmeasured_shapes": sorted(list(s) for s in unmeasured) if rates else [],
+            "elementwise": "stated" if rates is None else f"measured ({rates.source})",
+        },
         "element_bytes": {"local": local_bytes, "owned": OWNED_ELEMENT_BYTES},
         "groups": [_group_summary(g, a.ns_bytes, *j) for g, j in zip(groups, jobs)],
         "per_rank": {
@@ -580,9 +652,10 @@ def _group_summary(g: GroupResult, ns_bytes: int, jobs: int, comm_jobs: int) -> 
 
 def main(args: argparse.Namespace) -> int:
     """`etude plan muon`: print the assignment summary and the predicted step time."""
+    rates = load_rates(args.rates) if args.rates else None
     planned = plan(args.model, args.gpus, gpus_per_node=args.gpus_per_node, ep=args.ep)
     assumptions = Assumptions(ns_efficiency=args.ns_efficiency, job_numel=args.job_numel)
-    report = predict(planned, args.gpu, assumptions)
+    report = predict(planned, args.gpu, assumptions, rates)
     if args.json:
         print(json.dumps(report, indent=2))
     else:
@@ -601,6 +674,7 @@ def _si(x: float, unit: str) -> str:
 def print_report(report: dict, console: Console) -> None:
     """Render `predict`'s report as rich tables."""
     hw, a, t, pr = report["hardware"], report["assumptions"], report["time"], report["per_rank"]
+    src = report["sources"]
     console.print(
         f"[bold]{report['model']}[/] ({_si(report['parameters'], '')} parameters) on "
         f"{report['gpus']} x {hw['name']}; planner ran in {report['planner_s']:.2f} s "
@@ -653,8 +727,12 @@ def print_report(report: dict, console: Console) -> None:
         (
             "Newton–Schulz",
             t["ns_s"],
-            f"{_si(pr['ns_flops']['max'], 'FLOP')} on the busiest rank at "
-            f"{a['ns_efficiency']:.0%} of {_si(hw['bf16_flops'], 'FLOP/s')}",
+            f"{_si(pr['ns_flops']['max'], 'FLOP')} on the busiest rank; rate "
+            + (
+                f"stated: {a['ns_efficiency']:.0%} of {_si(hw['bf16_flops'], 'FLOP/s')}"
+                if src["ns"] == "stated"
+                else f"{src['ns']} per unit shape"
+            ),
         ),
         (
             "exposed communication",
@@ -666,8 +744,13 @@ def print_report(report: dict, console: Console) -> None:
         (
             "elementwise",
             t["elementwise_s"],
-            f"{_si(pr['elementwise_bytes']['max'], 'B')} at {a['bandwidth_efficiency']:.0%} of "
-            f"{_si(hw['hbm_bytes_s'], 'B/s')}",
+            f"{_si(pr['elementwise_bytes']['max'], 'B')} "
+            f"({report['element_bytes']['local']} B per local element) at "
+            + (
+                f"stated {a['bandwidth_efficiency']:.0%} of {_si(hw['hbm_bytes_s'], 'B/s')}"
+                if src["elementwise"] == "stated"
+                else src["elementwise"]
+            ),
         ),
         ("device (sum of the above)", t["device_s"], ""),
         (
