@@ -359,12 +359,14 @@ def plan_group(
     ids = list(range(len(family.specs)))
     units = group_units(family.specs, ids, family.boxes, ns_steps, method)
     replicas = family.copies if spread else 1
-    slot_ranks = (np.arange(replicas)[:, None] * n + family.ranks[None, :]).reshape(-1)
-    tiled = [replace(u, held=np.tile(u.held, replicas)) for u in units]
+    # Slots as build_plan orders them (member-major); global rank = replica * n + member.
+    slot_ranks = (np.arange(replicas)[None, :] * n + family.ranks[:, None]).reshape(-1)
+    tiled = [replace(u, held=np.repeat(u.held, replicas)) for u in units]
     start = None if initial_load is None else initial_load[slot_ranks]
-    slots, flops = assign_owners(tiled, replicas * n, start)
+    slots, slot_flops = assign_owners(tiled, replicas * n, start)
     slots = np.asarray(slots, dtype=np.int64)
-    replica_of, owners = slots // n, slots % n
+    replica_of, owners = slots % replicas, slots // replicas
+    flops = slot_flops.reshape(n, replicas).T.reshape(-1)
     node = family.ranks // gpus_per_node
     comm_unit = np.zeros(len(units), dtype=bool)
     per_replica = []

@@ -294,19 +294,22 @@ def build_plan(
     for group, param_ids in sorted(groups.values(), key=lambda g: (g[0].replicas is None, g[1])):
         units = group_units(specs, param_ids, boxes_of, ns_steps, method)
         n = len(group.ranks)
-        slot_ranks = np.array(group.replicas.member_ranks if group.replicas else [group.ranks])
-        n_replicas = len(slot_ranks)
-        # One owner slot per (replica, member); every replica holds the same shards.
-        tiled = [replace(u, held=np.tile(u.held, n_replicas)) for u in units]
-        slots, flops = assign_owners(tiled, n_replicas * n, world_load[slot_ranks.reshape(-1)])
+        # One owner slot per (member, replica), slot = member * replicas + replica, so that
+        # ties between equal loads go to another replica first; every replica holds the
+        # same shards.
+        members = np.array(group.replicas.member_ranks if group.replicas else [group.ranks])
+        n_replicas = len(members)
+        slot_ranks = members.T.reshape(-1)
+        tiled = [replace(u, held=np.repeat(u.held, n_replicas)) for u in units]
+        slots, flops = assign_owners(tiled, n * n_replicas, world_load[slot_ranks])
         if len(np.unique(slot_ranks)) == world:
-            world_load[slot_ranks.reshape(-1)] += flops
+            world_load[slot_ranks] += flops
         mine = group.replicas.me if group.replicas else 0
-        group_flops.append(flops.reshape(n_replicas, n)[mine])
-        owners = [slot % n for slot in slots]
+        group_flops.append(flops.reshape(n, n_replicas)[:, mine])
+        owners = [slot // n_replicas for slot in slots]
         group_jobs = []
         for replica in range(n_replicas):
-            share = [k for k in range(len(units)) if slots[k] // n == replica]
+            share = [k for k in range(len(units)) if slots[k] % n_replicas == replica]
             for chunk in job_chunks([units[k] for k in share], n, job_numel):
                 chunk = [share[k] for k in chunk]
                 job = _make_job(group, chunk, units, owners, boxes_of)
