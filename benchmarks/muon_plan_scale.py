@@ -11,6 +11,7 @@ them, and predicts the step under these settings, side by side:
   (56 B per local element): the optimizer before these levers, on the MLA shapes;
 - gram, spread, fused: the baseline with one lever on (NS method "auto"; dense units
   spread over replicas; two fused elementwise passes, 32 B per local element);
+- gram_fused: Gram and fused on, dense units on every replica (`spread_replicas=False`);
 - all: the three levers together (Muon's defaults);
 - all_ns_at_matmul_rate: the same with NS at the 0.80 of peak a lent H200 reached on a
   plain bf16 matmul, an optimistic bound on the NS term.
@@ -44,6 +45,7 @@ SETTINGS = {
     "gram": ("auto", False, False, None),
     "spread": ("standard", True, False, None),
     "fused": ("standard", False, True, None),
+    "gram_fused": ("auto", False, True, None),
     "all": ("auto", True, True, None),
     "all_ns_at_matmul_rate": ("auto", True, True, MATMUL_RATE),
 }
