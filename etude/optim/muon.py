@@ -2,8 +2,9 @@
 
 One optimizer for one process and for sharded training: a parameter may be a plain tensor
 or a DTensor (FSDP2 / HSDP `Shard`, expert-parallel `Shard(0)`, both), and the update is the
-same as unsharded Muon on the full parameters. Sharded orthogonalization is in `sharded.py`;
-this file holds the update math and the optimizer's front door.
+same as unsharded Muon on the full parameters. Sharded orthogonalization is in `sharded.py`,
+the elementwise passes (momentum, Nesterov, decay, update) in `elementwise.py`; this file
+holds the learning-rate adjustment and the optimizer's front door.
 
 Which parameters Muon takes, and at which granularity, is decided per parameter by the
 rules of `routing.py` (group options first, then shape and name); `Muon.routing` and
