@@ -44,7 +44,14 @@ from torch.distributed.device_mesh import DeviceMesh, init_device_mesh
 from torch.distributed.tensor import Shard, distribute_tensor
 
 from etude.models.config import PRESETS, MoEConfig, ParamShape
-from etude.optim import Muon, StepStats, adjusted_lr, muon_update, newton_schulz, ns_flops
+from etude.optim import (
+    Muon,
+    StepStats,
+    adjusted_lr,
+    momentum_direction,
+    newton_schulz,
+    ns_flops,
+)
 from etude.optim.newton_schulz import QUINTIC, coefficient_schedule
 from etude.optim.units import Granularity, unit_boxes, unit_matrix_shape
 from etude.spawn import run_on_ranks
@@ -191,7 +198,7 @@ class Redundant:
         stats = StepStats()
         world, rank = dist.get_world_size(), dist.get_rank()
         updates = [
-            muon_update(p.grad.to_local(), b, MOMENTUM, True).to(self.dtype)
+            momentum_direction(p.grad.to_local(), b, MOMENTUM, True, self.dtype)
             for p, b in zip(self.params, self.buffers)
         ]
         flat = torch.cat([u.reshape(-1) for u in updates])
@@ -236,7 +243,7 @@ class RoundRobin:
         stats = StepStats()
         world, rank = dist.get_world_size(), dist.get_rank()
         updates = [
-            muon_update(p.grad.to_local(), b, MOMENTUM, True).to(self.dtype)
+            momentum_direction(p.grad.to_local(), b, MOMENTUM, True, self.dtype)
             for p, b in zip(self.params, self.buffers)
         ]
         elt = updates[0].element_size()

@@ -1,15 +1,23 @@
-"""Sharded Muon at scale, predicted: the kimi-k2 preset (1.03T parameters) on 256, 512 and
-1024 H200s, and the tiny preset on one node, with `etude.optim.plan`.
+"""Sharded Muon at scale, predicted: the kimi-k2 preset (Kimi K2 with MLA attention, 1.03T
+parameters) on 256, 512 and 1024 H200s, and the tiny preset on one node, with
+`etude.optim.plan`, each lever of the optimizer's step time shown on its own.
 
-Each run plans once (the optimizer's own `group_units` / `assign_owners` / `job_chunks` on
-the layout `etude plan muon` chooses) and predicts the step under two settings, side by side:
+Per GPU count it plans four times (the optimizer's own `group_units` / `assign_owners` /
+`job_chunks` on the layout `etude plan muon` chooses), for NS method "standard" or "auto"
+(Gram where it has fewer FLOPs) and dense units repeated on every replica or spread over
+them, and predicts the step under these settings, side by side:
 
-- default: Muon's defaults (`job_numel = 2**24` elements per member per job) and the cost
-  model's default assumptions; this is the prediction for the optimizer as it ships;
-- ns_at_matmul_rate: the same with Newton–Schulz at the 0.80 of peak a lent H200 reached on
-  a plain bf16 matmul, an optimistic bound on the NS term.
+- baseline: standard NS on every unit, dense units on every replica, unfused elementwise
+  (56 B per local element): the optimizer before these levers, on the MLA shapes;
+- gram, spread, fused: the baseline with one lever on (NS method "auto"; dense units
+  spread over replicas; two fused elementwise passes, 32 B per local element);
+- gram_fused: Gram and fused on, dense units on every replica (`spread_replicas=False`);
+- all: the three levers together (Muon's defaults);
+- all_ns_at_matmul_rate: the same with NS at the 0.80 of peak a lent H200 reached on a
+  plain bf16 matmul, an optimistic bound on the NS term.
 
-The planner's wall time on this machine is recorded per run.
+NS runs at the stated 0.60 of peak in every other setting: no GPU has measured it yet
+(`benchmarks/muon_calibrate.py` would). The planner's wall time on this machine is recorded.
 
 Run: .venv/bin/python benchmarks/muon_plan_scale.py   (writes
 benchmarks/results/muon_plan_scale.json)
@@ -31,23 +39,41 @@ from etude.optim.plan import Assumptions, plan, predict
 
 RUNS = [("kimi-k2", 256), ("kimi-k2", 512), ("kimi-k2", 1024), ("tiny", 8)]
 MATMUL_RATE = 0.80  # measured bf16 matmul rate of a lent H200, fraction of peak
+# setting -> (NS method, spread dense units over replicas, fused elementwise, NS efficiency)
+SETTINGS = {
+    "baseline": ("standard", False, False, None),
+    "gram": ("auto", False, False, None),
+    "spread": ("standard", True, False, None),
+    "fused": ("standard", False, True, None),
+    "gram_fused": ("auto", False, True, None),
+    "all": ("auto", True, True, None),
+    "all_ns_at_matmul_rate": ("auto", True, True, MATMUL_RATE),
+}
 
 
 def run(model: str, gpus: int, gpu: str) -> dict:
-    """Plan `model` on `gpus` GPUs once and predict the step under each setting."""
-    planned = plan(model, gpus)
-    default = Assumptions()
-    settings = {
-        "default": default,
-        "ns_at_matmul_rate": replace(default, ns_efficiency=MATMUL_RATE),
-    }
+    """Plan `model` on `gpus` GPUs once per (method, spread) and predict every setting."""
+    plans, planner = {}, {}
+    for method, spread, _, _ in SETTINGS.values():
+        if (method, spread) not in plans:
+            plans[method, spread] = plan(model, gpus, method=method, spread_replicas=spread)
+            planned = plans[method, spread]
+            planner[f"{method}/{'spread' if spread else 'repeated'}"] = {
+                "wall_s": planned.planner_s,
+                "cpu_s": planned.planner_cpu_s,
+            }
+    predictions = {}
+    for name, (method, spread, fused, efficiency) in SETTINGS.items():
+        a = Assumptions(fused_elementwise=fused)
+        if efficiency is not None:
+            a = replace(a, ns_efficiency=efficiency)
+        predictions[name] = predict(plans[method, spread], gpu, a)
     return {
         "model": model,
         "gpus": gpus,
         "gpu": gpu,
-        "planner_s": planned.planner_s,
-        "planner_cpu_s": planned.planner_cpu_s,
-        "predictions": {name: predict(planned, gpu, a) for name, a in settings.items()},
+        "planner": planner,
+        "predictions": predictions,
     }
 
 
@@ -63,11 +89,7 @@ def main() -> None:
         t0 = time.perf_counter()
         results.append(run(model, gpus, args.gpu))
         r = results[-1]
-        print(
-            f"{model} on {gpus} GPUs: planned in {r['planner_s']:.1f} s "
-            f"({r['planner_cpu_s']:.1f} s CPU)",
-            flush=True,
-        )
+        print(f"{model} on {gpus} GPUs: planner {r['planner']}", flush=True)
         for name, p in r["predictions"].items():
             t = p["time"]
             print(

@@ -90,6 +90,11 @@ def build_parser() -> argparse.ArgumentParser:
         default=1 << 24,
         help="Muon's job_numel (elements per member per job)",
     )
+    muon.add_argument(
+        "--rates",
+        default=None,
+        help="calibration JSON from benchmarks/muon_calibrate.py: measured NS and HBM rates",
+    )
     muon.add_argument("--json", action="store_true", help="print JSON instead of a table")
     muon.set_defaults(run=_run_plan_muon)
     layout = plans.add_parser(

@@ -67,7 +67,7 @@ def _reference_step(p, grad, buf, *, lr, wd, momentum, nesterov, adjust, blocks)
 def test_bf16_matches_torch_muon(adjust, nesterov, wd):
     ours, theirs = _params(SHAPES), _params(SHAPES)
     kw = dict(lr=0.02, weight_decay=wd, nesterov=nesterov, adjust_lr_fn=adjust)
-    opt, ref = Muon(ours, **kw), torch.optim.Muon(theirs, **kw)
+    opt, ref = Muon(ours, **kw, ns_method="standard"), torch.optim.Muon(theirs, **kw)
     for step in range(3):
         for a, b, g in zip(ours, theirs, _grads(ours, step)):
             a.grad, b.grad = g.clone(), g.clone()
@@ -96,6 +96,7 @@ def test_fp32_equals_plain_reference(adjust, nesterov, wd):
         nesterov=nesterov,
         adjust_lr_fn=adjust,
         ns_dtype=torch.float32,
+        ns_method="standard",
     )
     for step in range(3):
         for a, b, buf, g in zip(ours, theirs, bufs, _grads(ours, step)):
@@ -120,7 +121,13 @@ def _check_against_block_loop(p, group: dict, blocks, adjust) -> None:
     """Three Muon steps on `p` with `group` options equal the plain per-block loop."""
     ref = p.detach().clone()
     buf = torch.zeros_like(ref)
-    opt = Muon([{"params": [p], **group}], lr=0.02, ns_dtype=torch.float32, adjust_lr_fn=adjust)
+    opt = Muon(
+        [{"params": [p], **group}],
+        lr=0.02,
+        ns_dtype=torch.float32,
+        ns_method="standard",
+        adjust_lr_fn=adjust,
+    )
     for step in range(3):
         (g,) = _grads([p], step)
         p.grad = g
@@ -248,7 +255,8 @@ def test_ns_flops_counted_per_step():
     p.grad = torch.ones_like(p)
     opt.step()
     assert opt.last_step_stats.ns_units == 2
-    assert opt.last_step_stats.ns_flops == 2 * ns_flops(4, 32, 5)
+    assert choose_method(4, 32, 5) == "gram"  # Muon's default "auto" asks choose_method
+    assert opt.last_step_stats.ns_flops == 2 * ns_flops(4, 32, 5, "gram")
 
 
 @pytest.mark.parametrize(
@@ -257,7 +265,8 @@ def test_ns_flops_counted_per_step():
         ((12, 8), {"heads": 5}, "'bad': heads=5 does not divide dimension 0 of size 12"),
         ((12, 8), {"heads": 4, "head_dim": 2}, "'bad': head_dim must be 0 or 1"),
         ((12, 8), {"experts": True}, "'bad': 'experts' needs a 3-D"),
-        ((2, 12, 8), {"algorithm": "muon"}, "'bad': Muon orthogonalizes matrices"),
+        ((2, 2, 12, 8), {"algorithm": "muon"}, "'bad': Muon orthogonalizes matrices"),
+        ((2, 12, 8), {"heads": 2}, "'bad': Muon orthogonalizes matrices"),
         ((12, 8), {"algorithm": "sgd"}, "algorithm must be 'muon' or 'adamw'"),
     ],
 )

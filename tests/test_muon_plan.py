@@ -29,6 +29,7 @@ from etude.optim.plan import (
     plan_group,
     predict,
 )
+from etude.optim.plan_models import planner_model
 from etude.optim.sharded import ParamSpec, group_units, job_chunks
 from etude.optim.units import Granularity, shard_boxes
 
@@ -36,33 +37,51 @@ from etude.optim.units import Granularity, shard_boxes
 def _expected_flops(model: str) -> dict[str, int]:
     """NS FLOPs of one copy of each family, counted from the shapes alone."""
     total = {"dense": 0, "experts": 0}
-    for p in preset(model).parameter_shapes():
+    for p in planner_model(model).parameter_shapes():
         if p.muon is None:
             continue
         if p.muon.get("experts"):
             e, rows, cols = p.shape
-            total["experts"] += e * ns_flops(rows, cols, 5)
+            total["experts"] += e * ns_flops(rows, cols, 5, "auto")
         elif "heads" in p.muon:
             h, rows, cols = p.muon["heads"], *p.shape
-            shape = (rows // h, cols) if p.muon["head_dim"] == 0 else (rows, cols // h)
-            total["dense"] += h * ns_flops(*shape, 5)
+            shape = (rows // h, cols) if p.muon.get("head_dim", 0) == 0 else (rows, cols // h)
+            total["dense"] += h * ns_flops(*shape, 5, "auto")
         else:
-            total["dense"] += ns_flops(*p.shape, 5)
+            total["dense"] += ns_flops(*p.shape, 5, "auto")
     return total
 
 
 @pytest.mark.parametrize(
-    ("model", "gpus", "per_node"), [("tiny", 4, 8), ("tiny", 16, 4), ("kimi-k2", 16, 8)]
+    ("model", "gpus", "per_node", "spread"),
+    [
+        ("tiny", 4, 8, True),
+        ("tiny", 16, 4, True),
+        ("tiny", 16, 4, False),
+        ("kimi-k2", 16, 8, True),
+    ],
 )
-def test_flops_per_group_add_up_to_every_unit_once(model, gpus, per_node):
-    planned = plan(model, gpus, gpus_per_node=per_node)
+def test_flops_per_group_add_up_to_every_unit_once(model, gpus, per_node, spread):
+    planned = plan(model, gpus, gpus_per_node=per_node, spread_replicas=spread)
     expected = _expected_flops(model)
+    replicas = planned.layout.dense_mesh[0]
+    copies = {"dense": 1 if spread else replicas, "experts": 1}
     for g in planned.groups:
+        # Spread, the replicas share the units (each once); else one copy is planned.
         assert int(g.flops.sum()) == expected[g.family.name]
+        assert g.replicas == (replicas if spread and g.family.name == "dense" else 1)
     # Every rank's total is its dense member's plus its expert member's share.
     assert int(per_rank(planned, "flops").sum()) == (
-        expected["dense"] * planned.layout.dense_mesh[0] + expected["experts"]
+        expected["dense"] * copies["dense"] + expected["experts"]
     )
+    if spread and replicas > 1:
+        dense = next(g for g in planned.groups if g.family.name == "dense")
+        # Each member receives the other replicas' shares of its shard: all of it but the
+        # share its own replica orthogonalized.
+        own = dense.local_numel - dense.gather_received_numel
+        assert (own >= 0).all() and int(own.sum()) == int(
+            dense.local_numel[: dense.local_numel.size // replicas].sum()
+        )
 
 
 def test_bytes_of_a_hand_worked_case():
@@ -143,7 +162,7 @@ def test_bad_hardware_or_assumptions_raise():
 
 
 def test_default_layout_for_kimi_k2_keeps_each_expert_in_a_node():
-    cfg = preset("kimi-k2")
+    cfg = planner_model("kimi-k2")
     for gpus, efsdp in ((256, 2), (512, 4), (1024, 8)):
         layout = choose_layout(cfg, gpus)
         assert (layout.ep, layout.efsdp, layout.gpus_per_node) == (128, efsdp, 8)
@@ -197,14 +216,19 @@ def test_prediction_equals_what_muon_reports_on_gloo():
     planned = plan("tiny", WORLD, gpus_per_node=PER_NODE, ep=EP)
     assert planned.layout.efsdp == 2
     report = predict(planned, "h200", Assumptions())
-    sent = (per_rank(planned, "nvlink_numel") + per_rank(planned, "network_numel")) * 2
+    moved = per_rank(planned, "nvlink_numel") + per_rank(planned, "network_numel")
+    sent = (moved + per_rank(planned, "gather_sent_numel")) * 2
+    received = (moved + per_rank(planned, "gather_received_numel")) * 2
     flops = per_rank(planned, "flops")
     imbalance = max(g.imbalance for g in planned.groups)
     for rank, (imb, bytes_sent, bytes_received, ns, collectives) in enumerate(results):
-        assert imb == imbalance
-        assert bytes_sent == bytes_received == sent[rank]
+        assert imb <= imbalance
+        assert (bytes_sent, bytes_received) == (sent[rank], received[rank])
         assert ns == flops[rank]
-        # One extra collective: Muon's check that ranks agree on which grads exist.
-        assert collectives == report["per_rank"]["collectives"] + 1
+        # One extra collective: Muon's check that ranks agree on which grads exist. The
+        # report counts the busiest replica's jobs.
+        assert collectives <= report["per_rank"]["collectives"] + 1
+    assert max(r[0] for r in results) == imbalance
+    assert max(r[4] for r in results) == report["per_rank"]["collectives"] + 1
     assert math.isclose(report["per_rank"]["imbalance"], flops.max() / flops.mean())
     assert sum(r[1] for r in results) > 0  # the case does move data

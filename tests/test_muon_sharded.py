@@ -50,12 +50,15 @@ def cases(world: int) -> dict[str, dict]:
         },
     }
     if world >= 4 and world % 2 == 0:
+        # Uneven shards (13, 18 and 15 rows over 2 or 4 ranks) and more units than
+        # replicas, so every replica orthogonalizes a share and all-gathers the rest.
         out["hsdp"] = {
             "mesh": (2, world // 2),
             "placements": (Replicate(), Shard(0)),
             "groups": [
-                ({}, [("w18x40", (18, 40)), ("w3x7", (3, 7))]),
+                ({}, [("w18x40", (18, 40)), ("w3x7", (3, 7)), ("w13x9", (13, 9))]),
                 ({"heads": 5, "head_dim": 0}, [("k", (15, 8))]),
+                ({"heads": 3, "head_dim": 1}, [("o", (10, 21))]),
             ],
         }
         out["ep_fsdp"] = {
@@ -70,7 +73,7 @@ def _full(seed: int, shape: tuple[int, ...]) -> torch.Tensor:
     return torch.randn(shape, generator=torch.Generator().manual_seed(seed))
 
 
-def _run_case(case: dict, sharded: bool, max_in_flight: int = 4):
+def _run_case(case: dict, sharded: bool, max_in_flight: int = 4, spread: bool = True):
     mesh = init_device_mesh("cpu", case["mesh"]) if sharded else None
     groups, params = [], {}
     for options, named in case["groups"]:
@@ -85,7 +88,7 @@ def _run_case(case: dict, sharded: bool, max_in_flight: int = 4):
             params[name] = torch.nn.Parameter(t)
             entries.append((name, params[name]))
         groups.append({"params": entries, **options})
-    opt = Muon(groups, **HYPER, max_in_flight=max_in_flight)
+    opt = Muon(groups, **HYPER, max_in_flight=max_in_flight, spread_replicas=spread)
     flops = []
     for step in range(STEPS):
         for name, p in params.items():
@@ -106,6 +109,8 @@ def _rank_all_cases(world: int) -> dict:
     for name, case in cases(world).items():
         out[name] = _run_case(case, sharded=True)
         out[name + "/no_overlap"] = _run_case(case, sharded=True, max_in_flight=1)
+        if name == "hsdp":
+            out[name + "/repeated"] = _run_case(case, sharded=True, spread=False)
     return out
 
 
@@ -114,8 +119,8 @@ def test_sharded_equals_single_process(world):
     results = run_on_ranks(_rank_all_cases, world, world, timeout_s=240)
     for name, case in cases(world).items():
         reference, ref_flops, _ = _run_case(case, sharded=False)
-        copies = 2 if name == "hsdp" else 1  # HSDP replicas each orthogonalize their copy
-        for variant in (name, name + "/no_overlap"):
+        variants = [name, name + "/no_overlap"] + ([name + "/repeated"] if name == "hsdp" else [])
+        for variant in variants:
             for rank, by_case in enumerate(results):
                 full, _, _ = by_case[variant]
                 for pname, ref in reference.items():
@@ -126,7 +131,9 @@ def test_sharded_equals_single_process(world):
                         atol=1e-6,
                         msg=lambda m, v=variant, r=rank, p=pname: f"{v} rank {r} {p}: {m}",
                     )
-            # NS work is done exactly once per copy: per-rank FLOPs add up to the reference.
+            # Each unit is orthogonalized once (HSDP replicas share the work), or once per
+            # copy when replicas repeat it: per-rank FLOPs add up to the reference.
+            copies = 2 if variant == "hsdp/repeated" else 1
             for step in range(STEPS):
                 total = sum(by_case[variant][1][step] for by_case in results)
                 assert total == copies * ref_flops[step], (variant, step, total, ref_flops[step])

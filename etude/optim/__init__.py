@@ -1,6 +1,7 @@
 """Optimizers: Muon with per-head / per-expert Newton–Schulz, exact under sharding."""
 
-from etude.optim.muon import Muon, adjusted_lr, muon_update
+from etude.optim.elementwise import momentum_direction
+from etude.optim.muon import Muon, adjusted_lr
 from etude.optim.newton_schulz import POLAR_EXPRESS, QUINTIC, newton_schulz, ns_flops
 from etude.optim.sharded import StepStats
 
@@ -10,7 +11,7 @@ __all__ = [
     "Muon",
     "StepStats",
     "adjusted_lr",
-    "muon_update",
+    "momentum_direction",
     "newton_schulz",
     "ns_flops",
 ]

@@ -2,23 +2,21 @@
 
 One optimizer for one process and for sharded training: a parameter may be a plain tensor
 or a DTensor (FSDP2 / HSDP `Shard`, expert-parallel `Shard(0)`, both), and the update is the
-same as unsharded Muon on the full parameters. Sharded orthogonalization is in `sharded.py`;
-this file holds the update math and the optimizer's front door.
+same as unsharded Muon on the full parameters. Sharded orthogonalization is in `sharded.py`,
+the elementwise passes (momentum, Nesterov, decay, update) in `elementwise.py`; this file
+holds the learning-rate adjustment and the optimizer's front door.
 
-Which parameters Muon takes (the rest go to AdamW inside this optimizer):
-1. a group's `"algorithm": "muon" | "adamw"` decides when given;
-2. groups with `"heads"` or `"experts"` are Muon;
-3. otherwise 2-D tensors are Muon, except, when names are known (pass
-   `model.named_parameters()`), embeddings, output heads and routers: parameters whose module
-   is named `lm_head`, `output`, `wte`, `wpe`, `router` or `gate`, or starts with `embed`
-   or contains `embedding`.
+Which parameters Muon takes, and at which granularity, is decided per parameter by the
+rules of `routing.py` (group options first, then shape and name); `Muon.routing` and
+`Muon.routing_report()` list the decision and its reason for every parameter, and
+`strict=True` refuses a matrix-shaped parameter that would fall back to AdamW untold.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import torch
@@ -27,21 +25,13 @@ from torch import Tensor
 from torch.distributed.tensor import DTensor
 from torch.optim.adamw import adamw
 
+from etude.optim.elementwise import apply_update, fused, momentum_direction
 from etude.optim.newton_schulz import QUINTIC, coefficient_schedule
+from etude.optim.routing import Route, check_strict, report, route
 from etude.optim.sharded import ParamSpec, Plan, StepStats, build_plan, orthogonalize
 from etude.optim.units import Granularity, shard_boxes, unit_matrix_shape, validate
 
-ADAMW_MODULE_NAMES = frozenset({"lm_head", "output", "wte", "wpe", "router", "gate"})
 ADJUST_LR_FNS = (None, "original", "match_rms_adamw")
-
-
-def muon_update(grad: Tensor, momentum_buffer: Tensor, momentum: float, nesterov: bool) -> Tensor:
-    """Advance `momentum_buffer` in place (an EMA of gradients) and return the direction to
-    orthogonalize: `grad` blended toward the buffer (Nesterov) or the buffer itself.
-
-    Elementwise, so it applies to a local shard exactly as to the full tensor."""
-    momentum_buffer.lerp_(grad, 1 - momentum)
-    return grad.lerp(momentum_buffer, momentum) if nesterov else momentum_buffer
 
 
 def adjusted_lr(lr: float, adjust_lr_fn: str | None, shape: tuple[int, int]) -> float:
@@ -52,22 +42,6 @@ def adjusted_lr(lr: float, adjust_lr_fn: str | None, shape: tuple[int, int]) -> 
     if adjust_lr_fn == "match_rms_adamw":
         return lr * 0.2 * math.sqrt(max(rows, cols))
     raise ValueError(f"adjust_lr_fn must be one of {ADJUST_LR_FNS}, got {adjust_lr_fn!r}")
-
-
-def is_muon_param(name: str | None, param: Tensor, group: dict) -> bool:
-    """The default rule (module docstring) deciding whether Muon or AdamW updates `param`."""
-    if "algorithm" in group:
-        if group["algorithm"] not in ("muon", "adamw"):
-            raise ValueError(f"algorithm must be 'muon' or 'adamw', got {group['algorithm']!r}")
-        return group["algorithm"] == "muon"
-    if "heads" in group or group.get("experts"):
-        return True
-    if param.ndim != 2:
-        return False
-    if name is None:
-        return True
-    module = name.rsplit(".", 1)[0].rsplit(".", 1)[-1] if "." in name else ""
-    return not (module in ADAMW_MODULE_NAMES or module.startswith("embed") or "embedding" in module)
 
 
 def _granularity(group: dict) -> Granularity:
@@ -86,18 +60,29 @@ class Muon(torch.optim.Optimizer):
 
     - ns_coefficients: a triple `(a, b, c)` used at every step, or "polar_express".
     - ns_dtype: precision of Newton–Schulz (bfloat16 as in torch.optim.Muon, or float32).
-    - ns_method: "standard", "gram" or "auto" (per shape, the one with fewer FLOPs).
+    - ns_method: "standard", "gram" or "auto" (default: per shape, the one with fewer
+      FLOPs, as `newton_schulz.choose_method` decides; "standard" is torch.optim.Muon's).
     - adamw_lr / adamw_betas / adamw_eps / adamw_weight_decay: hyperparameters of the AdamW
       part (lr and weight decay default to Muon's); a group may override them with the
       same keys.
+    - fused_elementwise: run momentum + Nesterov + cast, and weight decay + update, as one
+      compiled kernel each (`elementwise.py`); None (default) compiles on CUDA only, False
+      runs the same expressions eagerly.
+    - spread_replicas: a parameter replicated on one mesh dimension (HSDP) has each of its
+      units orthogonalized by one replica and the results all-gathered across replicas
+      (`sharded.py`), instead of by every replica; False repeats the work on every copy.
     - job_numel, max_in_flight: about how many elements each rank orthogonalizes per
       all-to-all job, and how many transfers per shard group may be outstanding (1 turns
       overlap off).
 
     Param groups may add `"heads": H, "head_dim": 0 | 1` (split rows or columns into H
     blocks, each orthogonalized alone), `"experts": True` (a `[E, out, in]` tensor, one unit
-    per expert), or `"algorithm": "muon" | "adamw"`. After each step, `last_step_stats`
-    holds this rank's telemetry (`StepStats`) and `last_step_time_s` the step's time.
+    per expert), or `"algorithm": "muon" | "adamw"`; without them a 3-D tensor is taken as
+    stacked experts (see `routing`). `strict=True` raises, naming the parameter, when a
+    parameter of 2 or more dims would fall back to AdamW without being told to; `routing`
+    and `routing_report()` say where each parameter went and why. After each step,
+    `last_step_stats` holds this rank's telemetry (`StepStats`) and `last_step_time_s` the
+    step's time.
     """
 
     def __init__(
@@ -113,13 +98,16 @@ class Muon(torch.optim.Optimizer):
         adjust_lr_fn: str | None = None,
         *,
         ns_dtype: torch.dtype = torch.bfloat16,
-        ns_method: str = "standard",
+        ns_method: str = "auto",
         adamw_lr: float | None = None,
         adamw_betas: tuple[float, float] = (0.9, 0.95),
         adamw_eps: float = 1e-8,
         adamw_weight_decay: float | None = None,
         job_numel: int = 1 << 24,
         max_in_flight: int = 4,
+        strict: bool = False,
+        fused_elementwise: bool | None = None,
+        spread_replicas: bool = True,
     ) -> None:
         if lr < 0 or momentum < 0 or weight_decay < 0:
             raise ValueError(
@@ -138,6 +126,8 @@ class Muon(torch.optim.Optimizer):
         self.ns_method = ns_method
         self.job_numel = job_numel
         self.max_in_flight = max_in_flight
+        self.fused_elementwise = fused_elementwise
+        self.spread_replicas = spread_replicas
         adamw_defaults = {
             "lr": lr if adamw_lr is None else adamw_lr,
             "betas": adamw_betas,
@@ -154,15 +144,29 @@ class Muon(torch.optim.Optimizer):
             "ns_steps": ns_steps,
             "adjust_lr_fn": adjust_lr_fn,
         }
-        super().__init__(_split_groups(params, adamw_defaults), defaults)
+        groups, self._routes, self._labels = _split_groups(params, adamw_defaults, strict)
+        super().__init__(groups, defaults)
         for group in self.param_groups:
             if group["algorithm"] == "muon":
-                for name, p in _named(group):
+                for name, p in self._named(group):
                     _validate_muon_param(name, p, group)
         self._plans: dict[tuple, Plan] = {}
         self._process_groups: dict[tuple, Any] = {}
         self.last_step_stats = StepStats()
         self.last_step_time_s = 0.0
+
+    @property
+    def routing(self) -> tuple[Route, ...]:
+        """Per parameter, in the order given: Muon (with its units) or AdamW, and why."""
+        return self._routes
+
+    def routing_report(self) -> str:
+        """`routing` as a readable table, one line per parameter, and a Muon share."""
+        return report(list(self._routes))
+
+    def _named(self, group: dict) -> list[tuple[str, Tensor]]:
+        names = group.get("param_names") or [None] * len(group["params"])
+        return [(name or self._labels[id(p)], p) for name, p in zip(names, group["params"])]
 
     @torch.no_grad()
     def step(self, closure=None):
@@ -182,7 +186,7 @@ class Muon(torch.optim.Optimizer):
     def _muon_step(self) -> StepStats:
         muon_groups = [g for g in self.param_groups if g["algorithm"] == "muon"]
         t0 = time.perf_counter()
-        checks = _check_grads_agree([p for g in muon_groups for _, p in _named(g)])
+        checks = _check_grads_agree([p for g in muon_groups for _, p in self._named(g)])
         total = StepStats(
             collectives=checks, comm_wait_s=time.perf_counter() - t0 if checks else 0.0
         )
@@ -190,7 +194,7 @@ class Muon(torch.optim.Optimizer):
         by_setting: dict[tuple, list[tuple[dict, str, Tensor]]] = {}
         for group in muon_groups:
             setting = (str(group["ns_coefficients"]), group["ns_steps"], group["eps"])
-            for name, p in _named(group):
+            for name, p in self._named(group):
                 if p.grad is None:
                     continue
                 if p.grad.dtype != p.dtype:
@@ -209,11 +213,12 @@ class Muon(torch.optim.Optimizer):
                 if "momentum_buffer" not in state:
                     state["momentum_buffer"] = torch.zeros_like(p)
                 updates.append(
-                    muon_update(
+                    self._elementwise(momentum_direction, p)(
                         _local(p.grad),
                         _local(state["momentum_buffer"]),
                         group["momentum"],
                         group["nesterov"],
+                        self.ns_dtype,
                     )
                 )
             plan = self._plan(items, ns_steps)
@@ -226,12 +231,22 @@ class Muon(torch.optim.Optimizer):
                 max_in_flight=self.max_in_flight,
             )
             for (group, _, p), o in zip(items, orthogonal):
-                local = _local(p)
                 unit_shape = unit_matrix_shape(tuple(p.shape), _granularity(group))
-                local.mul_(1 - group["lr"] * group["weight_decay"])
-                local.add_(o, alpha=-adjusted_lr(group["lr"], group["adjust_lr_fn"], unit_shape))
+                self._elementwise(apply_update, p)(
+                    _local(p),
+                    o,
+                    1 - group["lr"] * group["weight_decay"],
+                    adjusted_lr(group["lr"], group["adjust_lr_fn"], unit_shape),
+                )
             _accumulate(total, stats)
         return total
+
+    def _elementwise(self, fn: Callable, p: Tensor) -> Callable:
+        """`fn` compiled into one kernel where `fused_elementwise` says so, else eager."""
+        compiled = self.fused_elementwise
+        if compiled is None:
+            compiled = _local(p).is_cuda
+        return fused(fn) if compiled else fn
 
     def _plan(self, items: list[tuple[dict, str, Tensor]], ns_steps: int) -> Plan:
         key = (ns_steps, tuple(id(p) for _, _, p in items))
@@ -251,6 +266,7 @@ class Muon(torch.optim.Optimizer):
                 method=self.ns_method,
                 job_numel=self.job_numel,
                 group_cache=self._process_groups,
+                spread_replicas=self.spread_replicas,
             )
             for (_, name, p), box in zip(items, self._plans[key].local_boxes):
                 held = tuple(int(b) for b in box[:, 1] - box[:, 0])
@@ -263,7 +279,7 @@ class Muon(torch.optim.Optimizer):
 
     def _adamw_step(self, group: dict) -> None:
         params, grads, exp_avgs, exp_avg_sqs, steps = [], [], [], [], []
-        for _, p in _named(group):
+        for _, p in self._named(group):
             if p.grad is None:
                 continue
             state = self.state[p]
@@ -297,38 +313,45 @@ class Muon(torch.optim.Optimizer):
         )
 
 
-def _split_groups(params: Iterable[Any], adamw_defaults: dict) -> list[dict]:
-    """Turn the user's params or groups into groups tagged "muon" or "adamw"."""
+def _split_groups(
+    params: Iterable[Any], adamw_defaults: dict, strict: bool
+) -> tuple[list[dict], tuple[Route, ...], dict[int, str]]:
+    """Route the user's params or groups (`routing.route`) into groups tagged "muon" or
+    "adamw"; also return every route and each parameter's label for messages."""
     user_groups = list(params)
     if not user_groups:
         raise ValueError("Muon got an empty parameter list")
     if not isinstance(user_groups[0], dict):
         user_groups = [{"params": user_groups}]
-    groups = []
-    for user in user_groups:
-        entries = list(user["params"])
+    groups, routes, labels = [], [], {}
+    for g, user in enumerate(user_groups):
         options = {k: v for k, v in user.items() if k != "params"}
-        split: dict[str, list] = {"muon": [], "adamw": []}
-        for entry in entries:
+        # Muon entries whose 3-D shape implied experts get a group of their own.
+        split: dict[tuple[str, bool], list] = {}
+        for i, entry in enumerate(user["params"]):
             name, p = entry if isinstance(entry, tuple) else (None, entry)
-            split["muon" if is_muon_param(name, p, options) else "adamw"].append(entry)
-        if split["muon"]:
-            muon_options = {k: v for k, v in options.items() if not k.startswith("adamw_")}
-            groups.append({**muon_options, "params": split["muon"], "algorithm": "muon"})
-        if split["adamw"]:
-            adamw_options = {
-                k: options.get("adamw_" + k, default) for k, default in adamw_defaults.items()
-            }
-            groups.append({"params": split["adamw"], **adamw_options, "algorithm": "adamw"})
-    return groups
-
-
-def _named(group: dict) -> list[tuple[str, Tensor]]:
-    names = group.get("param_names") or [None] * len(group["params"])
-    return [
-        (name or f"param {i} of a {group['algorithm']} group", p)
-        for i, (name, p) in enumerate(zip(names, group["params"]))
-    ]
+            r = route(name or f"group {g}, parameter {i}", name, tuple(p.shape), options)
+            if strict:
+                check_strict(r)
+            routes.append(r)
+            labels[id(p)] = r.label
+            implied = r.granularity is not None and r.granularity.kind == "experts"
+            key = (r.algorithm, implied and not options.get("experts"))
+            split.setdefault(key, []).append(entry)
+        for (algorithm, implied_experts), entries in sorted(
+            split.items(), key=lambda kv: kv[0][0] != "muon"
+        ):
+            if algorithm == "muon":
+                muon_options = {k: v for k, v in options.items() if not k.startswith("adamw_")}
+                if implied_experts:
+                    muon_options["experts"] = True
+                groups.append({**muon_options, "params": entries, "algorithm": "muon"})
+            else:
+                adamw_options = {
+                    k: options.get("adamw_" + k, default) for k, default in adamw_defaults.items()
+                }
+                groups.append({"params": entries, **adamw_options, "algorithm": "adamw"})
+    return groups, tuple(routes), labels
 
 
 def _validate_muon_param(name: str, p: Tensor, group: dict) -> None:

@@ -7,8 +7,12 @@ approximately equal to `U V^T` of each matrix's SVD `U S V^T`. Two formulations:
   (`X <- a X + (b A + c A^2) X` with `A = X X^T`), on the wide orientation of each matrix.
 - `gram`: the same polynomial iteration carried out on the small `m x m` Gram matrix. With
   `X_k = Q_k X_0` and `R = X_0 X_0^T`, `Q_{k+1} = p(Q_k R Q_k) Q_k`, so the long dimension is
-  touched only twice (forming `R`, applying `Q`). It saves FLOPs on strongly rectangular
-  matrices; `choose_method` picks it per shape from the FLOP counts below.
+  touched only to form `R` and to apply `Q`. In bf16 this alone diverges (rounding errors
+  in `R` are amplified by every step: singular values of 10-1000 after 5 steps on the K2
+  shapes, `benchmarks/ns_accuracy.py`), so the iteration restarts from the current iterate
+  every `GRAM_PHASE` steps: `X <- Q X`, `R <- X X^T`, `Q <- I`. It saves FLOPs on matrices
+  more than 1.5 times as long as wide; `choose_method` picks it per shape from the FLOP
+  counts below, and Muon and the planner (`etude plan muon`) both ask it.
 
 Coefficient schedules: the fixed quintic `(3.4445, -4.7750, 2.0315)` repeated each step, or
 the per-step Polar Express schedule (Amsel et al., 2025) with its 1.01 safety factor.
@@ -40,6 +44,10 @@ POLAR_EXPRESS_LAST = _POLAR_EXPRESS_RAW[-1]
 
 Coefficients = tuple[float, float, float]
 METHODS = ("standard", "gram", "auto")
+# Steps between restarts of the Gram iteration: 3 diverges in bf16 with Polar Express's
+# large first coefficients, 2 stays within bf16 rounding of the standard iteration
+# (benchmarks/results/ns_accuracy.json).
+GRAM_PHASE = 2
 
 
 def coefficient_schedule(ns_coefficients: Coefficients | str, ns_steps: int) -> list[Coefficients]:
@@ -87,17 +95,28 @@ def newton_schulz(
             poly = torch.baddbmm(gram, gram, gram, beta=b, alpha=c)
             x = torch.baddbmm(x, poly, x, beta=a)
     elif method == "gram":
-        r = x @ x.mT
-        eye = torch.eye(r.shape[-1], dtype=dtype, device=r.device)
-        q = eye.expand_as(r)
-        for a, b, c in schedule:
-            s = q @ r @ q
-            poly = torch.baddbmm(a * eye + b * s, s, s, alpha=c)
-            q = poly @ q
-        x = q @ x
+        x = gram_iteration(x, schedule, GRAM_PHASE)
     else:
         raise ValueError(f"unknown Newton–Schulz method {method!r}; choose one of {METHODS}")
     return x.mT if tall else x
+
+
+def gram_iteration(x: Tensor, schedule: Sequence[Coefficients], phase: int | None) -> Tensor:
+    """The Gram formulation on a normalized wide batch `x` `[B, s, l]` (s <= l), restarting
+    from the current iterate every `phase` steps (None: never). Returns `[B, s, l]`."""
+    eye = torch.eye(x.shape[-2], dtype=x.dtype, device=x.device)
+    q = None  # None stands for the identity: the first step of a phase needs no Q products
+    for i, (a, b, c) in enumerate(schedule):
+        if q is None or (phase and i % phase == 0):
+            if q is not None:
+                x = q @ x
+            r = x @ x.mT
+            q, s = None, r
+        else:
+            s = q @ r @ q
+        poly = torch.baddbmm(a * eye + b * s, s, s, alpha=c)
+        q = poly if q is None else poly @ q
+    return q @ x
 
 
 def ns_flops(m: int, n: int, steps: int, method: str = "standard") -> int:
@@ -109,8 +128,10 @@ def ns_flops(m: int, n: int, steps: int, method: str = "standard") -> int:
         # X X^T: 2 s^2 l; A A: 2 s^3; P X: 2 s^2 l
         return steps * (4 * small * small * large + 2 * small**3)
     if method == "gram":
-        # R = X X^T and Q X once; per step Q R Q, S S, P Q on s x s matrices.
-        return 4 * small * small * large + steps * 8 * small**3
+        # Per phase: R = X X^T and then Q X (2 s^2 l each); its first step S S (2 s^3),
+        # each further step Q R Q, S S and P Q (8 s^3).
+        phases = [min(GRAM_PHASE, steps - start) for start in range(0, steps, GRAM_PHASE)]
+        return sum(4 * small * small * large + (2 + 8 * (k - 1)) * small**3 for k in phases)
     raise ValueError(f"unknown Newton–Schulz method {method!r}; choose one of {METHODS}")
 
 

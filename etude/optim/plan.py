@@ -9,8 +9,10 @@ with the hardware table and the `Assumptions` below.
 
 Layout (overridable with `--gpus-per-node` and `--ep`):
 - Dense Muon parameters (attention, shared experts, dense FFN) are HSDP: `Shard(0)` within a
-  node, replicated across nodes. Each node orthogonalizes its own copy, so their NS work is
-  repeated per node, but their all-to-all traffic stays on NVLink.
+  node, replicated across nodes. Their all-to-all traffic stays on NVLink. With
+  `spread_replicas` (Muon's default) each node orthogonalizes a share of the units and the
+  results are all-gathered across nodes (network bytes, overlapped with NS like the rest);
+  without it every node repeats all of them.
 - Routed experts are sharded on a 2-D mesh `(ep, efsdp)` with `(Shard(0), Shard(1))`: the
   expert dim over `ep` ranks (across nodes), each expert's out dim over `efsdp` GPUs inside
   a node. There is no expert replica, so the expert shard group is every GPU and the
@@ -22,11 +24,13 @@ Layout (overridable with `--gpus-per-node` and `--ep`):
 Predicted step, for each rank `r`, taking the slowest (seconds):
     ns          = NS FLOPs[r] / (ns_efficiency * peak bf16 FLOP/s)
     comm        = max(NVLink bytes[r] / NVLink bw, network bytes[r] / network bw)
-                  (bytes sent; links are full duplex and each rank receives what it sends)
+                  (bytes sent; links are full duplex and each rank receives what it sends;
+                  network bytes include the replicas' all-gather)
     exposed     = max(0, comm - ns) + comm / comm jobs
                   (transfers overlap NS; the first job's forward and the last job's
                   backward, about one job's share, cannot be hidden)
-    elementwise = (local elements * 56 B + owned unit elements * 18 B) / HBM bw
+    elementwise = (local elements * element_bytes(4, ns_bytes, fused_elementwise)
+                   + owned unit elements * 18 B) / HBM bw
     device      = ns + exposed + elementwise
     host        = collectives * collective_overhead_s
                   + sum over groups of comm jobs * members * host_per_member_s
@@ -48,16 +52,25 @@ import argparse
 import json
 import math
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
 
 import numpy as np
 from rich.console import Console
 from rich.table import Table
 from torch.distributed.tensor import Replicate, Shard
 
-from etude.models.config import MoEConfig, preset
-from etude.optim.sharded import ParamSpec, Unit, assign_owners, group_units, job_chunks
-from etude.optim.units import Granularity, shard_boxes, validate
+from etude.optim.elementwise import element_bytes
+from etude.optim.plan_models import PlannerModel, planner_model
+from etude.optim.routing import route
+from etude.optim.sharded import (
+    ParamSpec,
+    Unit,
+    assign_owners,
+    group_units,
+    job_chunks,
+)
+from etude.optim.units import shard_boxes, validate
 
 
 @dataclass(frozen=True)
@@ -80,14 +93,10 @@ HARDWARE: dict[str, Hardware] = {
     "h200": Hardware("H200 SXM", 989e12, 4.8e12, 450e9, 50e9),
 }
 
-# HBM traffic of the elementwise work in bytes per element, counted from the ops muon.py and
-# `orthogonalize` run (fp32 parameters, gradients and momentum; bf16 NS pieces).
-# Per local element: momentum lerp_ (read g, m; write m) 12, Nesterov lerp (read g, m;
-# write u) 12, cast to bf16 6, pack into the send buffer 4, unpack the result 4, weight
-# decay mul_ 8, add_ of the update (read p, o; write p) 10 = 56.
-# Per element of a unit the rank owns: copy into the unit buffer 4, stack 4, Frobenius norm
-# and scale 6, gather the result pieces 4 = 18.
-LOCAL_ELEMENT_BYTES = 56
+# HBM traffic of the elementwise work per element a rank owns a unit of (bf16 NS pieces):
+# copy into the unit buffer 4, stack 4, Frobenius norm and scale 6, gather the result
+# pieces 4 = 18. Per local element, `elementwise.element_bytes` (fused: 32 B, unfused: 56 B
+# on fp32 parameters, gradients and momentum).
 OWNED_ELEMENT_BYTES = 18
 
 
@@ -106,6 +115,44 @@ class Assumptions:
     host_per_member_s: float = 1e-6
     ns_bytes: int = 2  # bytes per element in transit (Muon's ns_dtype, bf16 by default)
     job_numel: int = 1 << 24  # Muon's job_numel (its default), elements per member per job
+    fused_elementwise: bool = True  # Muon's default on CUDA: two compiled passes (elementwise.py)
+
+
+@dataclass(frozen=True)
+class Rates:
+    """Rates measured on a GPU by `benchmarks/muon_calibrate.py` (`--rates FILE`).
+
+    `ns` maps (short side, long side, method) of a unit shape to the batched bf16 NS
+    FLOP/s measured for it; `elementwise_bytes_s` is the bandwidth of Muon's fused
+    elementwise passes. Shapes not measured fall back to the stated `ns_efficiency`."""
+
+    source: str
+    device: str
+    ns: dict[tuple[int, int, str], float]
+    elementwise_bytes_s: float
+
+    def ns_rate(self, shape: tuple[int, int], method: str) -> float | None:
+        """Measured FLOP/s of a `shape` unit (either orientation) by `method`, or None."""
+        return self.ns.get((min(shape), max(shape), method))
+
+
+def load_rates(path: str) -> Rates:
+    """Read a calibration JSON; ValueError naming the file and what is wrong with it."""
+    try:
+        data = json.loads(Path(path).read_text())
+        ns = {
+            (int(min(r["shape"])), int(max(r["shape"])), str(r["method"])): float(r["flop_per_s"])
+            for r in data["ns"]
+        }
+        bandwidth = float(data["elementwise"]["bytes_per_s"])
+        device = str(data["device"])
+    except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError) as e:
+        raise ValueError(
+            f"--rates {path}: not a calibration file from benchmarks/muon_calibrate.py ({e!r})"
+        ) from e
+    if not ns or any(r <= 0 for r in ns.values()) or bandwidth <= 0:
+        raise ValueError(f"--rates {path}: rates must be positive and at least one NS shape")
+    return Rates(source=str(path), device=device, ns=ns, elementwise_bytes_s=bandwidth)
 
 
 @dataclass(frozen=True)
@@ -154,16 +201,42 @@ class GroupResult:
     network_numel: np.ndarray  # elements sent to other nodes (= received)
     local_numel: np.ndarray  # elements of the member's shards
     owned_numel: np.ndarray  # elements of the units it owns
+    replica_of: np.ndarray  # [U] the replica orthogonalizing each unit (all 0: not spread)
+    gather_sent_numel: np.ndarray  # elements of the all-gather across replicas, sent
+    gather_received_numel: np.ndarray  # and received
+
+    @property
+    def replicas(self) -> int:
+        """Replicas the units are spread over (1: each copy does all of them)."""
+        return len(self.flops) // len(self.family.ranks)
 
     @property
     def imbalance(self) -> float:
-        """max / mean NS FLOPs over the members, as `Plan.imbalance` defines it."""
-        return float(self.flops.max() / self.flops.mean()) if self.flops.sum() > 0 else 1.0
+        """max / mean NS FLOPs over the members of the worst replica's group, as
+        `Plan.imbalance` defines it for a rank of that replica."""
+        worst = 1.0
+        for flops in self.flops.reshape(self.replicas, -1):
+            if flops.sum() > 0:
+                worst = max(worst, float(flops.max() / flops.mean()))
+        return worst
+
+    def ns_seconds(self, seconds_per_flop) -> np.ndarray:
+        """NS seconds per member (`[len(flops)]`): each unit's FLOPs times
+        `seconds_per_flop(shape, method)`, summed on its owner's slot."""
+        slot = self.replica_of * len(self.family.ranks) + self.owners
+        cost = np.array([u.flops * seconds_per_flop(u.shape, u.method) for u in self.units])
+        return np.bincount(slot, weights=cost, minlength=len(self.flops))
 
     def jobs(self, job_numel: int) -> tuple[int, int]:
-        """Jobs and communicating jobs, cut by `job_chunks` exactly as `build_plan` cuts them."""
-        chunks = job_chunks(self.units, len(self.flops), job_numel)
-        return len(chunks), sum(bool(self.comm_unit[c].any()) for c in chunks)
+        """Jobs and communicating jobs of the busiest replica, cut by `job_chunks` exactly as
+        `build_plan` cuts them (each rank runs only its replica's jobs)."""
+        most = (0, 0)
+        for replica in range(self.replicas):
+            share = np.flatnonzero(self.replica_of == replica)
+            chunks = job_chunks([self.units[k] for k in share], len(self.family.ranks), job_numel)
+            counts = (len(chunks), sum(bool(self.comm_unit[share[c]].any()) for c in chunks))
+            most = max(most, counts)
+        return most
 
 
 @dataclass
@@ -171,7 +244,7 @@ class Planned:
     """A model planned on a layout: one `GroupResult` per family."""
 
     model: str
-    cfg: MoEConfig
+    cfg: PlannerModel
     layout: Layout
     groups: list[GroupResult]
     ns_steps: int
@@ -181,7 +254,7 @@ class Planned:
 
 
 def choose_layout(
-    cfg: MoEConfig, gpus: int, gpus_per_node: int = 8, ep: int | None = None
+    cfg: PlannerModel, gpus: int, gpus_per_node: int = 8, ep: int | None = None
 ) -> Layout:
     """The layout for `gpus` GPUs (module docstring); ValueError if it cannot use them."""
     if gpus < 1:
@@ -218,23 +291,14 @@ def choose_layout(
     return Layout(gpus=gpus, gpus_per_node=node, ep=ep, efsdp=gpus // ep)
 
 
-def _granularity(options: dict) -> Granularity:
-    """The Granularity Muon derives from a param group's options (as muon.py does)."""
-    if options.get("experts"):
-        return Granularity("experts")
-    if "heads" in options:
-        return Granularity("heads", int(options["heads"]), int(options.get("head_dim", 0)))
-    return Granularity("matrix")
-
-
-def families(cfg: MoEConfig, layout: Layout) -> list[Family]:
+def families(cfg: PlannerModel, layout: Layout) -> list[Family]:
     """The dense and expert families of `cfg`'s Muon parameters under `layout`, each with
     the shard boxes of one of its shard groups (replica 0 for dense)."""
     dense, experts = [], []
     for p in cfg.parameter_shapes():
         if p.muon is None:
             continue
-        spec = ParamSpec(p.name, p.shape, _granularity(p.muon))
+        spec = ParamSpec(p.name, p.shape, route(p.name, p.name, p.shape, p.muon).granularity)
         validate(spec.name, spec.shape, spec.granularity)
         (experts if spec.granularity.kind == "experts" else dense).append(spec)
     node = layout.gpus_per_node
@@ -275,24 +339,79 @@ def families(cfg: MoEConfig, layout: Layout) -> list[Family]:
     return [f for f in out if f.specs]
 
 
-def plan_group(family: Family, gpus_per_node: int, ns_steps: int, method: str) -> GroupResult:
+def plan_group(
+    family: Family,
+    gpus_per_node: int,
+    ns_steps: int,
+    method: str,
+    spread: bool = True,
+    initial_load: np.ndarray | None = None,
+) -> GroupResult:
     """Run the optimizer's planner on one shard group of `family` and count, per member,
-    FLOPs, elements sent inside and across nodes, and elements held and owned."""
+    FLOPs, elements sent inside and across nodes, and elements held and owned.
+
+    With `spread` and more than one copy, every unit gets one owner among all replicas'
+    members, as `build_plan` assigns it, and the per-member arrays cover every replica:
+    `[copies * W]`, replica-major (global rank order). `initial_load` (`[gpus]`) is the NS
+    FLOPs per global rank of groups planned before, which ownership evens out.
+    """
     n = len(family.ranks)
     ids = list(range(len(family.specs)))
     units = group_units(family.specs, ids, family.boxes, ns_steps, method)
-    owner_list, flops = assign_owners(units, n)
-    owners = np.asarray(owner_list, dtype=np.int64)
+    replicas = family.copies if spread else 1
+    # Slots as build_plan orders them (member-major); global rank = replica * n + member.
+    slot_ranks = (np.arange(replicas)[None, :] * n + family.ranks[:, None]).reshape(-1)
+    tiled = [replace(u, held=np.repeat(u.held, replicas)) for u in units]
+    start = None if initial_load is None else initial_load[slot_ranks]
+    slots, slot_flops = assign_owners(tiled, replicas * n, start)
+    slots = np.asarray(slots, dtype=np.int64)
+    replica_of, owners = slots % replicas, slots // replicas
+    flops = slot_flops.reshape(n, replicas).T.reshape(-1)
     node = family.ranks // gpus_per_node
+    comm_unit = np.zeros(len(units), dtype=bool)
+    per_replica = []
+    for replica in range(replicas):
+        share = np.flatnonzero(replica_of == replica)
+        counts = _count_share([units[k] for k in share], owners[share], n, node)
+        comm_unit[share] = counts["comm_unit"]
+        per_replica.append(counts)
+    local = np.zeros(n, dtype=np.int64)
+    for boxes in family.boxes:
+        local += np.prod(boxes[..., 1] - boxes[..., 0], axis=-1)
+    # All-gather across replicas: a member sends its share to every other replica and
+    # receives theirs.
+    held = np.stack([c["held"] for c in per_replica])  # [replicas, n]
+    return GroupResult(
+        family=family,
+        units=units,
+        owners=owners,
+        comm_unit=comm_unit,
+        flops=flops,
+        nvlink_numel=np.concatenate([c["nvlink"] for c in per_replica]),
+        network_numel=np.concatenate([c["network"] for c in per_replica]),
+        local_numel=np.tile(local, replicas),
+        owned_numel=np.concatenate([c["owned"] for c in per_replica]),
+        replica_of=replica_of,
+        gather_sent_numel=((replicas - 1) * held).reshape(-1),
+        gather_received_numel=(held.sum(axis=0)[None, :] - held).reshape(-1),
+    )
+
+
+def _count_share(
+    units: list[Unit], owners: np.ndarray, n: int, node: np.ndarray
+) -> dict[str, np.ndarray]:
+    """Per member of a group of `n` on nodes `node` (`[n]`), for `units` owned by `owners`:
+    elements sent inside / across nodes, owned and held, and which units communicate."""
     nvlink = np.zeros(n, dtype=np.int64)
     network = np.zeros(n, dtype=np.int64)
     owned = np.zeros(n, dtype=np.int64)
+    held_total = np.zeros(n, dtype=np.int64)
     comm_unit = np.zeros(len(units), dtype=bool)
     start = 0
     # Units come in parameter order; one parameter at a time keeps `held` small: [U_p, W].
-    for i in ids:
+    while start < len(units):
         stop = start
-        while stop < len(units) and units[stop].param == i:
+        while stop < len(units) and units[stop].param == units[start].param:
             stop += 1
         held = np.stack([u.held for u in units[start:stop]])
         own = owners[start:stop]
@@ -303,22 +422,16 @@ def plan_group(family: Family, gpus_per_node: int, ns_steps: int, method: str) -
             sent += moved.sum(axis=0)
             sent += np.bincount(own, weights=moved.sum(axis=1), minlength=n).astype(np.int64)
         owned += np.bincount(own, weights=held.sum(axis=1), minlength=n).astype(np.int64)
+        held_total += held.sum(axis=0)
         comm_unit[start:stop] = away.sum(axis=1) > 0
         start = stop
-    local = np.zeros(n, dtype=np.int64)
-    for boxes in family.boxes:
-        local += np.prod(boxes[..., 1] - boxes[..., 0], axis=-1)
-    return GroupResult(
-        family=family,
-        units=units,
-        owners=owners,
-        comm_unit=comm_unit,
-        flops=flops,
-        nvlink_numel=nvlink,
-        network_numel=network,
-        local_numel=local,
-        owned_numel=owned,
-    )
+    return {
+        "comm_unit": comm_unit,
+        "nvlink": nvlink,
+        "network": network,
+        "owned": owned,
+        "held": held_total,
+    }
 
 
 def plan(
@@ -328,13 +441,22 @@ def plan(
     gpus_per_node: int = 8,
     ep: int | None = None,
     ns_steps: int = 5,
-    method: str = "standard",
+    method: str = "auto",
+    spread_replicas: bool = True,
 ) -> Planned:
-    """Choose the layout for `model` on `gpus` GPUs and run the planner on each family."""
-    cfg = preset(model)
+    """Choose the layout for `model` on `gpus` GPUs and run the planner on each family
+    (`method` and `spread_replicas` mean what Muon's `ns_method` and `spread_replicas` do)."""
+    cfg = planner_model(model)
     layout = choose_layout(cfg, gpus, gpus_per_node, ep)
     t0, c0 = time.perf_counter(), time.process_time()
-    groups = [plan_group(f, layout.gpus_per_node, ns_steps, method) for f in families(cfg, layout)]
+    # As build_plan: groups spanning every GPU seed the ownership of the groups after them.
+    world_load = np.zeros(layout.gpus, dtype=np.int64)
+    groups = []
+    for f in families(cfg, layout):
+        g = plan_group(f, layout.gpus_per_node, ns_steps, method, spread_replicas, world_load)
+        if len(g.flops) == layout.gpus:
+            world_load += g.flops
+        groups.append(g)
     return Planned(
         model,
         cfg,
@@ -350,18 +472,29 @@ def plan(
 def per_rank(planned: Planned, attr: str) -> np.ndarray:
     """`GroupResult.<attr>` summed over the groups of each global rank, `[gpus]`.
 
-    Global rank r is member r % gpus_per_node of its node's dense group (every node's group
-    plans like replica 0's) and member r of the expert group."""
+    Global rank r is member r of the expert group and member r % gpus_per_node of its
+    node's dense group: entry r of a dense group spread over the replicas (replica r //
+    gpus_per_node), else entry r % gpus_per_node (every node's group plans like replica 0's)."""
     ranks = np.arange(planned.layout.gpus)
-    member = {"dense": ranks % planned.layout.gpus_per_node, "experts": ranks}
-    return sum(getattr(g, attr)[member[g.family.name]] for g in planned.groups)
+    total = np.zeros(planned.layout.gpus, dtype=np.int64)
+    for g in planned.groups:
+        values = getattr(g, attr)
+        total = total + values[ranks % len(values)]
+    return total
 
 
-def predict(planned: Planned, gpu: str = "h200", assumptions: Assumptions | None = None) -> dict:
+def predict(
+    planned: Planned,
+    gpu: str = "h200",
+    assumptions: Assumptions | None = None,
+    rates: Rates | None = None,
+) -> dict:
     """Predict one Muon step of `planned` on GPUs of kind `gpu` (module docstring).
 
-    Returns a JSON-ready report: layout, hardware, assumptions, one summary per group and the
-    step-time breakdown of the slowest rank.
+    With `rates`, each unit's NS runs at the FLOP/s measured for its shape and method (the
+    stated `ns_efficiency` for shapes not measured) and the elementwise term at the measured
+    bandwidth. Returns a JSON-ready report: layout, hardware, assumptions and where each
+    rate came from, one summary per group and the step-time breakdown of the slowest rank.
     """
     a = assumptions or Assumptions()
     if gpu not in HARDWARE:
@@ -376,19 +509,38 @@ def predict(planned: Planned, gpu: str = "h200", assumptions: Assumptions | None
     hw, layout, groups = HARDWARE[gpu], planned.layout, planned.groups
     flops = per_rank(planned, "flops")
     nvlink = per_rank(planned, "nvlink_numel") * a.ns_bytes
-    network = per_rank(planned, "network_numel") * a.ns_bytes
+    gather = a.ns_bytes * np.maximum(
+        per_rank(planned, "gather_sent_numel"), per_rank(planned, "gather_received_numel")
+    )
+    network = per_rank(planned, "network_numel") * a.ns_bytes + gather
+    local_bytes = element_bytes(4, a.ns_bytes, a.fused_elementwise)
     elem_bytes = (
-        per_rank(planned, "local_numel") * LOCAL_ELEMENT_BYTES
+        per_rank(planned, "local_numel") * local_bytes
         + per_rank(planned, "owned_numel") * OWNED_ELEMENT_BYTES
     )
     jobs = [g.jobs(a.job_numel) for g in groups]
     comm_jobs = sum(c for _, c in jobs)
-    collectives = 2 * comm_jobs
+    collectives = 2 * comm_jobs + sum(g.replicas > 1 for g in groups)  # + all-gathers
     bw = a.bandwidth_efficiency
-    t_ns = flops / (a.ns_efficiency * hw.bf16_flops)
+    stated = 1 / (a.ns_efficiency * hw.bf16_flops)
+    unmeasured: set[tuple[int, int, str]] = set()
+
+    def seconds_per_flop(shape: tuple[int, int], method: str) -> float:
+        rate = rates.ns_rate(shape, method) if rates else None
+        if rate is None:
+            unmeasured.add((min(shape), max(shape), method))
+            return stated
+        return 1 / rate
+
+    ranks = np.arange(layout.gpus)
+    t_ns = np.zeros(layout.gpus)
+    for g in groups:
+        seconds = g.ns_seconds(seconds_per_flop)
+        t_ns += seconds[ranks % len(seconds)]
     t_comm = np.maximum(nvlink / (bw * hw.nvlink_bytes_s), network / (bw * hw.network_bytes_s))
     t_exposed = np.maximum(0.0, t_comm - t_ns) + t_comm / max(1, comm_jobs)
-    t_elem = elem_bytes / (bw * hw.hbm_bytes_s)
+    elem_rate = rates.elementwise_bytes_s if rates else bw * hw.hbm_bytes_s
+    t_elem = elem_bytes / elem_rate
     t_device = t_ns + t_exposed + t_elem
     t_launch = collectives * a.collective_overhead_s
     t_python = sum(c * len(g.family.ranks) for g, (_, c) in zip(groups, jobs))
@@ -421,13 +573,19 @@ def predict(planned: Planned, gpu: str = "h200", assumptions: Assumptions | None
         "method": planned.method,
         "hardware": asdict(hw),
         "assumptions": asdict(a),
-        "element_bytes": {"local": LOCAL_ELEMENT_BYTES, "owned": OWNED_ELEMENT_BYTES},
+        "sources": {
+            "ns": "stated" if rates is None else f"measured ({rates.source}, {rates.device})",
+            "ns_unmeasured_shapes": sorted(list(s) for s in unmeasured) if rates else [],
+            "elementwise": "stated" if rates is None else f"measured ({rates.source})",
+        },
+        "element_bytes": {"local": local_bytes, "owned": OWNED_ELEMENT_BYTES},
         "groups": [_group_summary(g, a.ns_bytes, *j) for g, j in zip(groups, jobs)],
         "per_rank": {
             "ns_flops": _stats(flops),
             "imbalance": float(flops.max() / flops.mean()) if flops.sum() else 1.0,
             "nvlink_bytes": _stats(nvlink),
             "network_bytes": _stats(network),
+            "replica_gather_bytes": _stats(gather),
             "elementwise_bytes": _stats(elem_bytes),
             "collectives": collectives,
             "adamw_elements": adamw // layout.gpus_per_node,
@@ -473,6 +631,7 @@ def _group_summary(g: GroupResult, ns_bytes: int, jobs: int, comm_jobs: int) -> 
         "layout": g.family.description,
         "members": w,
         "copies": g.family.copies,
+        "spread_over_replicas": g.replicas,
         "parameters": len(g.family.specs),
         "elements": numel,
         "units": len(g.units),
@@ -495,9 +654,10 @@ def _group_summary(g: GroupResult, ns_bytes: int, jobs: int, comm_jobs: int) -> 
 
 def main(args: argparse.Namespace) -> int:
     """`etude plan muon`: print the assignment summary and the predicted step time."""
+    rates = load_rates(args.rates) if args.rates else None
     planned = plan(args.model, args.gpus, gpus_per_node=args.gpus_per_node, ep=args.ep)
     assumptions = Assumptions(ns_efficiency=args.ns_efficiency, job_numel=args.job_numel)
-    report = predict(planned, args.gpu, assumptions)
+    report = predict(planned, args.gpu, assumptions, rates)
     if args.json:
         print(json.dumps(report, indent=2))
     else:
@@ -516,6 +676,7 @@ def _si(x: float, unit: str) -> str:
 def print_report(report: dict, console: Console) -> None:
     """Render `predict`'s report as rich tables."""
     hw, a, t, pr = report["hardware"], report["assumptions"], report["time"], report["per_rank"]
+    src = report["sources"]
     console.print(
         f"[bold]{report['model']}[/] ({_si(report['parameters'], '')} parameters) on "
         f"{report['gpus']} x {hw['name']}; planner ran in {report['planner_s']:.2f} s "
@@ -568,8 +729,12 @@ def print_report(report: dict, console: Console) -> None:
         (
             "Newton–Schulz",
             t["ns_s"],
-            f"{_si(pr['ns_flops']['max'], 'FLOP')} on the busiest rank at "
-            f"{a['ns_efficiency']:.0%} of {_si(hw['bf16_flops'], 'FLOP/s')}",
+            f"{_si(pr['ns_flops']['max'], 'FLOP')} on the busiest rank; rate "
+            + (
+                f"stated: {a['ns_efficiency']:.0%} of {_si(hw['bf16_flops'], 'FLOP/s')}"
+                if src["ns"] == "stated"
+                else f"{src['ns']} per unit shape"
+            ),
         ),
         (
             "exposed communication",
@@ -581,8 +746,13 @@ def print_report(report: dict, console: Console) -> None:
         (
             "elementwise",
             t["elementwise_s"],
-            f"{_si(pr['elementwise_bytes']['max'], 'B')} at {a['bandwidth_efficiency']:.0%} of "
-            f"{_si(hw['hbm_bytes_s'], 'B/s')}",
+            f"{_si(pr['elementwise_bytes']['max'], 'B')} "
+            f"({report['element_bytes']['local']} B per local element) at "
+            + (
+                f"stated {a['bandwidth_efficiency']:.0%} of {_si(hw['hbm_bytes_s'], 'B/s')}"
+                if src["elementwise"] == "stated"
+                else src["elementwise"]
+            ),
         ),
         ("device (sum of the above)", t["device_s"], ""),
         (

@@ -17,24 +17,37 @@ granularity), so no metadata is exchanged:
    batched NS per owner, and a second `all_to_all_single` that returns each piece to the
    rank holding it. Jobs whose units are all local skip both collectives.
 
+4. Replicas. A group whose parameters are replicated on exactly one mesh dimension (HSDP's
+   `(Replicate(), Shard(0))`) has a copy in every replica; instead of each copy
+   orthogonalizing every unit, each unit gets one owner among all replicas' members (the
+   same `assign_owners`, over replica x member slots), each replica's group jobs only its
+   share, and every rank all-gathers the finished pieces of its shard from its
+   counterparts in the other replicas (one `all_to_all_single` per group that sends a
+   rank's share to every other replica: an all-gather of unequal shares, unpadded).
+   Groups that span the world are planned first and their FLOPs per rank seed the
+   ownership of later groups, so a rank that owns a large dense unit gets fewer expert
+   units.
+
 The runtime keeps up to `max_in_flight` forward transfers per group outstanding while it
-computes, so communication of later jobs overlaps NS of earlier ones. Every group issues its
-collectives in a sequence fixed by its own job list, and ranks wait on jobs in one global
-order (by first parameter and unit), so pipelining can neither mismatch nor deadlock.
+computes, so communication of later jobs overlaps NS of earlier ones. Jobs of replicated
+groups run first; their all-gathers then travel while the other groups (experts) compute.
+Every group issues its collectives in a sequence fixed by its own job list, and ranks wait
+on jobs in one global order (by first parameter and unit), so pipelining can neither
+mismatch nor deadlock.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import torch
 import torch.distributed as dist
 from torch import Tensor
 from torch.distributed.device_mesh import DeviceMesh
-from torch.distributed.tensor import Shard
+from torch.distributed.tensor import Replicate, Shard
 
 from etude.optim.newton_schulz import Coefficients, choose_method, newton_schulz, ns_flops
 from etude.optim.units import (
@@ -60,12 +73,28 @@ class ParamSpec:
 
 
 @dataclass
+class ReplicaGroup:
+    """My counterparts in every replica (the ranks holding my shard), by replica index."""
+
+    ranks: list[int]  # global ranks; replica index = coordinate on the replicated mesh dim
+    me: int  # my replica index
+    process_group: dist.ProcessGroup
+    member_ranks: list[list[int]]  # per replica index, its shard group's ranks (group order)
+
+    @property
+    def group_ranks(self) -> list[int]:
+        """Rank in `process_group` of each replica's counterpart (all-gather chunk order)."""
+        return [dist.get_group_rank(self.process_group, r) for r in self.ranks]
+
+
+@dataclass
 class ShardGroup:
     """The ranks that together hold one copy of some parameters, in process-group rank order."""
 
     ranks: list[int]
     me: int  # my index in `ranks`
     process_group: dist.ProcessGroup | None
+    replicas: ReplicaGroup | None = None  # set when the units are spread over replicas
 
 
 @dataclass(frozen=True)
@@ -104,6 +133,17 @@ class Job:
     send: list[list[Piece]]  # per peer: pieces I hold of the units that peer owns
     recv: list[list[Piece]]  # per peer: pieces that peer holds of the units I own
     needs_comm: bool
+    replica: int | None = None  # the replica that runs this job (None: every copy does)
+
+    @property
+    def mine(self) -> bool:
+        """Whether this rank runs the job (its replica's, or one every copy runs)."""
+        return self.replica is None or self.replica == self.group.replicas.me
+
+    @property
+    def held(self) -> list[Piece]:
+        """My shard's pieces of the job's units (what I send, to each owner)."""
+        return [p for ps in self.send for p in ps]
 
     def sizes(self, pieces: list[list[Piece]]) -> list[int]:
         """Elements per peer of `send` or `recv`: the split sizes of an all-to-all."""
@@ -111,12 +151,27 @@ class Job:
 
 
 @dataclass
+class Gather:
+    """A spread group's results, all-gathered across replicas: per replica index, my
+    shard's pieces of the units that replica orthogonalized, in job order."""
+
+    replicas: ReplicaGroup
+    pieces: list[list[Piece]]
+
+    @property
+    def sizes(self) -> list[int]:
+        """Elements each replica contributes, by replica index."""
+        return [sum(p.numel for p in ps) for ps in self.pieces]
+
+
+@dataclass
 class Plan:
-    """Every job this rank takes part in, in global order, and the plan's balance."""
+    """Every job of this rank's groups, in global order, and the plan's balance."""
 
     jobs: list[Job]
     local_boxes: list[np.ndarray]  # my shard's box in each parameter
     group_flops: list[np.ndarray] = field(default_factory=list)  # NS FLOPs per rank, per group
+    gathers: list[Gather] = field(default_factory=list)
 
     @property
     def imbalance(self) -> float:
@@ -143,12 +198,14 @@ class StepStats:
 
 
 def shard_group(
-    spec: ParamSpec, cache: dict[tuple, dist.ProcessGroup | None]
+    spec: ParamSpec, cache: dict[tuple, dist.ProcessGroup | None], spread: bool = True
 ) -> tuple[ShardGroup, list[tuple[int, ...]]]:
     """The shard group of `spec` on this rank and the mesh coordinates of its members.
 
     Groups spanning several mesh dimensions are created on first use, by every rank in the
-    same order (plans are built in parameter order on all ranks); `cache` keeps them.
+    same order (plans are built in parameter order on all ranks); `cache` keeps them. With
+    `spread`, a parameter replicated on exactly one mesh dimension of size > 1 gets the
+    `ReplicaGroup` of that dimension.
     """
     rank = dist.get_rank() if dist.is_initialized() else 0
     if spec.mesh is None:
@@ -184,24 +241,40 @@ def shard_group(
         order = sorted(range(len(ranks)), key=lambda j: dist.get_group_rank(pg, ranks[j]))
         members = [members[j] for j in order]
         ranks = [ranks[j] for j in order]
-    return ShardGroup(ranks=ranks, me=ranks.index(rank), process_group=pg), members
+    replicated = [i for i, p in enumerate(spec.placements) if isinstance(p, Replicate)]
+    replicas = None
+    if spread and len(replicated) == 1 and mesh.shape[replicated[0]] > 1:
+        d = replicated[0]
+        counterparts = [
+            int(mesh.mesh[tuple(k if i == d else c for i, c in enumerate(coord))])
+            for k in range(mesh.shape[d])
+        ]
+        member_ranks = [
+            [int(mesh.mesh[tuple(k if i == d else c for i, c in enumerate(m))]) for m in members]
+            for k in range(mesh.shape[d])
+        ]
+        replicas = ReplicaGroup(counterparts, coord[d], mesh.get_group(d), member_ranks)
+    group = ShardGroup(ranks=ranks, me=ranks.index(rank), process_group=pg, replicas=replicas)
+    return group, members
 
 
 def build_plan(
     specs: list[ParamSpec],
     *,
     ns_steps: int,
-    method: str = "standard",
+    method: str = "auto",
     job_numel: int = 1 << 24,
     group_cache: dict | None = None,
+    spread_replicas: bool = True,
 ) -> Plan:
-    """Assign every unit of `specs` an owner and cut the work into jobs (see module docstring)."""
+    """Assign every unit of `specs` a replica (when spread) and an owner, and cut the work
+    into jobs (see module docstring)."""
     group_cache = {} if group_cache is None else group_cache
-    groups: dict[tuple[int, ...], tuple[ShardGroup, list[int]]] = {}
+    groups: dict[tuple, tuple[ShardGroup, list[int]]] = {}
     boxes_of: list[np.ndarray] = []  # per param: [G, D, 2] boxes of its group's members
     local_boxes: list[np.ndarray] = []
     for i, spec in enumerate(specs):
-        group, members = shard_group(spec, group_cache)
+        group, members = shard_group(spec, group_cache, spread_replicas)
         if spec.mesh is None:
             boxes = np.array([[[0, n] for n in spec.shape]], dtype=np.int64)
         else:
@@ -209,20 +282,52 @@ def build_plan(
             boxes = np.stack([all_boxes[m] for m in members])
         boxes_of.append(boxes)
         local_boxes.append(boxes[group.me])
-        groups.setdefault(tuple(group.ranks), (group, []))[1].append(i)
+        key = (tuple(group.ranks), tuple(group.replicas.ranks) if group.replicas else ())
+        groups.setdefault(key, (group, []))[1].append(i)
 
     jobs_with_order: list[tuple[int, Job]] = []
-    group_flops = []
-    for group, param_ids in groups.values():
+    group_flops, gathers = [], []
+    # NS FLOPs per global rank from groups every rank plans (those spanning the world), so
+    # that groups planned later can even out the total: spread groups first, then the rest.
+    world = dist.get_world_size() if dist.is_initialized() else 1
+    world_load = np.zeros(world, dtype=np.int64)
+    for group, param_ids in sorted(groups.values(), key=lambda g: (g[0].replicas is None, g[1])):
         units = group_units(specs, param_ids, boxes_of, ns_steps, method)
-        owners, flops = assign_owners(units, len(group.ranks))
-        group_flops.append(flops)
-        for chunk in job_chunks(units, len(group.ranks), job_numel):
-            order = param_ids[0] * (1 << 32) + chunk[0]
-            jobs_with_order.append((order, _make_job(group, chunk, units, owners, boxes_of)))
+        n = len(group.ranks)
+        # One owner slot per (member, replica), slot = member * replicas + replica, so that
+        # ties between equal loads go to another replica first; every replica holds the
+        # same shards.
+        members = np.array(group.replicas.member_ranks if group.replicas else [group.ranks])
+        n_replicas = len(members)
+        slot_ranks = members.T.reshape(-1)
+        tiled = [replace(u, held=np.repeat(u.held, n_replicas)) for u in units]
+        slots, flops = assign_owners(tiled, n * n_replicas, world_load[slot_ranks])
+        if len(np.unique(slot_ranks)) == world:
+            world_load[slot_ranks] += flops
+        mine = group.replicas.me if group.replicas else 0
+        group_flops.append(flops.reshape(n, n_replicas)[:, mine])
+        owners = [slot // n_replicas for slot in slots]
+        group_jobs = []
+        for replica in range(n_replicas):
+            share = [k for k in range(len(units)) if slots[k] % n_replicas == replica]
+            for chunk in job_chunks([units[k] for k in share], n, job_numel):
+                chunk = [share[k] for k in chunk]
+                job = _make_job(group, chunk, units, owners, boxes_of)
+                job.replica = replica if group.replicas else None
+                group_jobs.append(job)
+                order = param_ids[0] * (1 << 32) + chunk[0]
+                jobs_with_order.append((order, job))
+        if group.replicas:
+            pieces = [
+                [p for j in group_jobs if j.replica == r for p in j.held] for r in range(n_replicas)
+            ]
+            gathers.append(Gather(group.replicas, pieces))
     jobs_with_order.sort(key=lambda t: t[0])
     return Plan(
-        jobs=[j for _, j in jobs_with_order], local_boxes=local_boxes, group_flops=group_flops
+        jobs=[j for _, j in jobs_with_order],
+        local_boxes=local_boxes,
+        group_flops=group_flops,
+        gathers=gathers,
     )
 
 
@@ -263,27 +368,39 @@ def group_units(
     return units
 
 
-def assign_owners(units: list[Unit], n_ranks: int) -> tuple[list[int], np.ndarray]:
-    """Owner of each unit and the resulting NS FLOPs per rank.
+# Slack of the owner choice, in units of the unit's cost. One unit kept K2's experts on
+# their holders when every rank started even; seeded with the dense load (which differs by
+# about an expert unit from rank to rank) it sent 17 % of them across nodes, 4 sends 0.1 %.
+OWNER_SLACK_UNITS = 4
 
-    A unit that one rank holds whole stays there. The others go longest-processing-time
-    first (most FLOPs first), each to a rank whose load is within one unit's cost of the
-    least loaded: among those, the one holding most of the unit, then the least loaded.
-    Balance stays within one unit of plain LPT while most data stays where it already is.
+
+def assign_owners(
+    units: list[Unit], n_ranks: int, initial_load: np.ndarray | None = None
+) -> tuple[list[int], np.ndarray]:
+    """Owner of each unit and the resulting NS FLOPs per rank (of these units only).
+
+    A unit that a rank holds whole stays there (with several such ranks, replicas, the
+    least loaded). The others go longest-processing-time first (most FLOPs first), each to
+    a rank whose load is within `OWNER_SLACK_UNITS` of the unit's cost of the least loaded:
+    among those, the one holding most of the unit, then the least loaded. Balance stays
+    within that many units of plain LPT while most data stays where it already is, even
+    when `initial_load` (`[n_ranks]`, work the ranks already have from other groups)
+    differs from rank to rank by about a unit.
     """
-    load = np.zeros(n_ranks, dtype=np.int64)
+    start = np.zeros(n_ranks, dtype=np.int64) if initial_load is None else initial_load
+    load = start.astype(np.int64, copy=True)
     owners = [0] * len(units)
     for k in sorted(range(len(units)), key=lambda k: (-units[k].flops, k)):
         unit = units[k]
         whole = np.flatnonzero(unit.held == unit.numel)
         if len(whole):
-            owner = int(whole[0])
+            owner = int(whole[np.argmin(load[whole])])
         else:
-            near = np.flatnonzero(load <= load.min() + unit.flops)
+            near = np.flatnonzero(load <= load.min() + OWNER_SLACK_UNITS * unit.flops)
             owner = int(near[np.lexsort((near, load[near], -unit.held[near]))[0]])
         owners[k] = owner
         load[owner] += unit.flops
-    return owners, load
+    return owners, load - start
 
 
 def job_chunks(units: list[Unit], group_size: int, job_numel: int) -> list[list[int]]:
@@ -376,8 +493,6 @@ def orthogonalize(
     """
     stats = StepStats(imbalance=plan.imbalance)
     outputs = [torch.empty(u.shape, dtype=dtype, device=u.device) for u in updates]
-    comm_jobs = [j for j in plan.jobs if j.needs_comm]
-    local_jobs = [j for j in plan.jobs if not j.needs_comm]
     device = updates[0].device if updates else torch.device("cpu")
 
     def start(job: Job, send: Tensor, send_sizes: list[int], recv_sizes: list[int]):
@@ -443,37 +558,88 @@ def orthogonalize(
                 outputs[p.param][p.local] = returned[offset : offset + p.numel].view(p.shape)
                 offset += p.numel
 
-    # Each group's collectives are issued in one fixed sequence on all its ranks:
-    # forwards of its first `max_in_flight` jobs, then per job: its backward, the next forward.
-    by_group: dict[tuple[int, ...], list[Job]] = {}
-    position: dict[int, int] = {}
-    for job in comm_jobs:
-        jobs = by_group.setdefault(tuple(job.group.ranks), [])
-        position[id(job)] = len(jobs)
-        jobs.append(job)
-    forward = {}
-    for jobs in by_group.values():
-        for job in jobs[:max_in_flight]:
-            forward[id(job)] = start(
-                job, pack_forward(job), job.sizes(job.send), job.sizes(job.recv)
-            )
-    # Local units need no transfer: orthogonalize them while the first transfers run.
-    for job in local_jobs:
-        compute_local(job)
-    backward = []
-    for job in comm_jobs:
-        received, work = forward.pop(id(job))
+    def run(jobs: list[Job]) -> None:
+        """Run `jobs` (all mine) to the end: local ones while the first transfers travel."""
+        comm_jobs = [j for j in jobs if j.needs_comm]
+        # Each group's collectives are issued in one fixed sequence on all its ranks:
+        # forwards of its first `max_in_flight` jobs, then per job: its backward, the next
+        # forward.
+        by_group: dict[tuple[int, ...], list[Job]] = {}
+        position: dict[int, int] = {}
+        for job in comm_jobs:
+            group_jobs = by_group.setdefault(tuple(job.group.ranks), [])
+            position[id(job)] = len(group_jobs)
+            group_jobs.append(job)
+        forward = {}
+        for group_jobs in by_group.values():
+            for job in group_jobs[:max_in_flight]:
+                forward[id(job)] = start(
+                    job, pack_forward(job), job.sizes(job.send), job.sizes(job.recv)
+                )
+        for job in jobs:
+            if not job.needs_comm:
+                compute_local(job)
+        backward = []
+        for job in comm_jobs:
+            received, work = forward.pop(id(job))
+            wait(work)
+            result = compute(job, received)
+            backward.append((job, *start(job, result, job.sizes(job.recv), job.sizes(job.send))))
+            group_jobs = by_group[tuple(job.group.ranks)]
+            k = position[id(job)] + max_in_flight
+            if k < len(group_jobs):
+                nxt = group_jobs[k]
+                forward[id(nxt)] = start(
+                    nxt, pack_forward(nxt), nxt.sizes(nxt.send), nxt.sizes(nxt.recv)
+                )
+        for job, returned, work in backward:
+            wait(work)
+            unpack_back(job, returned)
+
+    def start_gather(gather: Gather):
+        """Send my replica's finished pieces to my counterparts in every other replica and
+        receive theirs: one all_to_all_single, my pieces repeated once per replica."""
+        sizes = gather.sizes
+        me = gather.replicas.me
+        flat = [outputs[p.param][p.local].reshape(-1) for p in gather.pieces[me]]
+        mine = torch.cat(flat) if flat else torch.empty(0, dtype=dtype, device=device)
+        chunks = gather.replicas.group_ranks  # position of each replica in the process group
+        send_sizes, recv_sizes = [0] * len(sizes), [0] * len(sizes)
+        for replica, chunk in enumerate(chunks):
+            send_sizes[chunk], recv_sizes[chunk] = sizes[me], sizes[replica]
+        recv = torch.empty(sum(recv_sizes), dtype=dtype, device=device)
+        send = mine.repeat(len(sizes))
+        work = dist.all_to_all_single(
+            recv,
+            send,
+            recv_sizes,
+            send_sizes,
+            group=gather.replicas.process_group,
+            async_op=True,
+        )
+        stats.bytes_sent += (len(sizes) - 1) * sizes[me] * mine.element_size()
+        stats.bytes_received += (sum(sizes) - sizes[me]) * mine.element_size()
+        stats.collectives += 1
+        if max_in_flight == 1:
+            wait(work)
+        return recv, work
+
+    def unpack_gather(gather: Gather, recv: Tensor) -> None:
+        starts = np.cumsum([0] + [gather.sizes[r] for r in np.argsort(gather.replicas.group_ranks)])
+        for replica, chunk in enumerate(gather.replicas.group_ranks):
+            if replica == gather.replicas.me:
+                continue
+            offset = int(starts[chunk])
+            for p in gather.pieces[replica]:
+                outputs[p.param][p.local] = recv[offset : offset + p.numel].view(p.shape)
+                offset += p.numel
+
+    mine = [j for j in plan.jobs if j.mine]
+    run([j for j in mine if j.replica is not None])
+    # Replicas exchange results while the other groups (experts) orthogonalize.
+    gathering = [(g, *start_gather(g)) for g in plan.gathers]
+    run([j for j in mine if j.replica is None])
+    for gather, recv, work in gathering:
         wait(work)
-        result = compute(job, received)
-        backward.append((job, *start(job, result, job.sizes(job.recv), job.sizes(job.send))))
-        group_jobs = by_group[tuple(job.group.ranks)]
-        k = position[id(job)] + max_in_flight
-        if k < len(group_jobs):
-            nxt = group_jobs[k]
-            forward[id(nxt)] = start(
-                nxt, pack_forward(nxt), nxt.sizes(nxt.send), nxt.sizes(nxt.recv)
-            )
-    for job, returned, work in backward:
-        wait(work)
-        unpack_back(job, returned)
+        unpack_gather(gather, recv)
     return outputs, stats

@@ -1,0 +1,199 @@
+"""Measure on one GPU the rates `etude plan muon --rates FILE` predicts from (about 3-5
+minutes on an H200; never needed for CI):
+
+1. batched bf16 Newton–Schulz FLOP/s for every Kimi K2 unit shape and both formulations
+   ("standard", "gram"), batches of about 2**27 elements;
+2. the bandwidth of Muon's fused elementwise passes (`elementwise.py`: compiled on CUDA)
+   on 2**28 fp32 elements, counted at the bytes `element_bytes` says the passes move;
+3. one Muon step against `torch.optim.Muon` on a slice of a K2 MoE layer (8 experts of
+   each projection as stacked `[E, out, in]` tensors, given to torch.optim.Muon as one 2-D
+   parameter per expert, plus the MLA projections as whole matrices), both with the
+   standard NS (the same math), and ours again with `ns_method="auto"`.
+
+Medians of a few timed repetitions after a warm-up; CUDA is synchronized around each.
+`--tiny` runs the same code on the tiny preset's unit shapes with small tensors on CPU (the
+test of this script); its JSON is a valid `--rates` file for `--model tiny`.
+
+Run (on the GPU machine), then predict from its rates:
+    OUT=benchmarks/results/muon_calibration_h200.json
+    .venv/bin/python benchmarks/muon_calibrate.py --out $OUT
+    .venv/bin/etude plan muon --model kimi-k2 --gpus 256 --rates $OUT
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import torch
+
+from etude.optim import Muon
+from etude.optim.elementwise import apply_update, element_bytes, fused, momentum_direction
+from etude.optim.newton_schulz import QUINTIC, coefficient_schedule, newton_schulz, ns_flops
+from etude.optim.plan_models import planner_model, unit_shapes
+
+STEPS = 5
+
+
+def timed(fn: Callable[[], object], device: torch.device, reps: int) -> float:
+    """Median seconds of `fn()` over `reps` runs after one warm-up run."""
+    fn()
+    samples = []
+    for _ in range(reps):
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+        t0 = time.perf_counter()
+        fn()
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+        samples.append(time.perf_counter() - t0)
+    return statistics.median(samples)
+
+
+def ns_rates(model: str, device: torch.device, batch_numel: int, reps: int) -> list[dict]:
+    """Batched bf16 NS FLOP/s per unit shape of `model` and method."""
+    schedule = coefficient_schedule(QUINTIC, STEPS)
+    rows = []
+    for unit in unit_shapes(planner_model(model)):
+        short, long = unit.shape
+        batch = max(1, batch_numel // (short * long))
+        g = torch.randn(batch, short, long, device=device, dtype=torch.bfloat16)
+        for method in ("standard", "gram"):
+            seconds = timed(
+                lambda g=g, m=method: newton_schulz(g, schedule, method=m), device, reps
+            )
+            flops = batch * ns_flops(short, long, STEPS, method)
+            rows.append(
+                {
+                    "unit": unit.name,
+                    "shape": [short, long],
+                    "method": method,
+                    "batch": batch,
+                    "seconds": seconds,
+                    "flop_per_s": flops / seconds,
+                }
+            )
+            print(f"  NS {short}x{long} {method}: {flops / seconds / 1e12:.1f} TFLOP/s", flush=True)
+    return rows
+
+
+def elementwise_rate(device: torch.device, numel: int, reps: int) -> dict:
+    """Bandwidth of the two fused passes (momentum + Nesterov + cast; decay + update)."""
+    compiled = device.type == "cuda"
+    direction = fused(momentum_direction) if compiled else momentum_direction
+    update = fused(apply_update) if compiled else apply_update
+    grad, buf, param = (torch.randn(numel, device=device) for _ in range(3))
+    ortho = torch.randn(numel, device=device, dtype=torch.bfloat16)
+
+    def passes():
+        direction(grad, buf, 0.95, True, torch.bfloat16)
+        update(param, ortho, 0.999, 0.01)
+
+    seconds = timed(passes, device, reps)
+    # The two passes alone: element_bytes less the pack and unpack (4 x 2 B) around NS.
+    per_element = element_bytes(4, 2, fused=True) - 4 * 2
+    return {
+        "numel": numel,
+        "compiled": compiled,
+        "bytes_per_element": per_element,
+        "seconds": seconds,
+        "bytes_per_s": numel * per_element / seconds,
+    }
+
+
+def muon_step(device: torch.device, scale: int, reps: int) -> dict:
+    """One step of etude's Muon vs torch.optim.Muon on a slice of a K2 MoE layer."""
+    d, f, e = 7168 // scale, 2048 // scale, 8
+    mla = [(1536 // scale, d), (12288 // scale, 1536 // scale), (576 // scale, d)]
+    mla += [(16384 // scale, 512 // scale), (d, 8192 // scale)]
+    gen = torch.Generator(device=device).manual_seed(0)
+    stacks = [(e, f, d), (e, f, d), (e, d, f)]
+    ours = [torch.randn(s, device=device, generator=gen) for s in stacks + mla]
+    grads = [torch.randn(p.shape, device=device, generator=gen) for p in ours]
+    theirs = [p[i].clone() for p in ours[:3] for i in range(e)] + [p.clone() for p in ours[3:]]
+    their_grads = [g[i] for g in grads[:3] for i in range(e)] + grads[3:]
+    numel = sum(p.numel() for p in ours)
+
+    def step_of(opt, params, gs):
+        def step():
+            for p, g in zip(params, gs):
+                p.grad = g
+            opt.step()
+
+        return step
+
+    results = {"elements": numel, "experts_per_projection": e, "scale": scale}
+    runs = {
+        "etude_standard": (ours, grads, {"ns_method": "standard"}),
+        "etude_auto": (ours, grads, {"ns_method": "auto"}),
+        "torch_optim_muon": (theirs, their_grads, None),
+    }
+    for name, (tensors, gs, options) in runs.items():
+        params = [torch.nn.Parameter(t.clone()) for t in tensors]
+        opt = (
+            torch.optim.Muon(params, lr=0.02)
+            if options is None
+            else Muon(params, lr=0.02, **options)
+        )
+        results[name + "_s"] = timed(step_of(opt, params, gs), device, reps)
+        print(f"  Muon step {name}: {results[name + '_s'] * 1e3:.1f} ms", flush=True)
+    results["torch_over_etude_standard"] = (
+        results["torch_optim_muon_s"] / results["etude_standard_s"]
+    )
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", required=True, help="calibration JSON to write")
+    parser.add_argument("--tiny", action="store_true", help="tiny shapes on CPU (a test)")
+    args = parser.parse_args()
+    if args.tiny:
+        device, model, batch_numel, numel, scale, reps = (
+            torch.device("cpu"),
+            "tiny",
+            1 << 14,
+            1 << 16,
+            64,
+            1,
+        )
+    else:
+        if not torch.cuda.is_available():
+            raise SystemExit("muon_calibrate: no CUDA device; use --tiny for the CPU check")
+        device, model, batch_numel, numel, scale, reps = (
+            torch.device("cuda"),
+            "kimi-k2",
+            1 << 27,
+            1 << 28,
+            1,
+            5,
+        )
+    t0 = time.perf_counter()
+    report = {
+        "benchmark": "muon_calibrate",
+        "device": torch.cuda.get_device_name(device)
+        if device.type == "cuda"
+        else platform.processor() or "cpu",
+        "torch": torch.__version__,
+        "model": model,
+        "ns_steps": STEPS,
+        "ns": ns_rates(model, device, batch_numel, reps),
+        "elementwise": elementwise_rate(device, numel, reps),
+        "muon_step": muon_step(device, scale, reps),
+    }
+    report["wall_s"] = time.perf_counter() - t0
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(".tmp")
+    tmp.write_text(json.dumps(report, indent=2) + "\n")
+    tmp.replace(out)
+    print(f"wrote {out} in {report['wall_s']:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

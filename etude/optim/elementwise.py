@@ -1,0 +1,68 @@
+"""Muon's elementwise work as two passes over memory per parameter, and their byte count.
+
+1. `momentum_direction`: read the gradient and the momentum buffer; write the advanced
+   buffer and the direction to orthogonalize, already in the Newton–Schulz dtype.
+2. `apply_update`: read the parameter and its orthogonalized update; write the decayed,
+   updated parameter.
+
+Each is one expression. Eagerly (the CPU path) it runs op by op, equal to the unfused
+lerp-based reference to float rounding (the tests bound it at 1e-6 in fp32); under
+`torch.compile` (the default on CUDA: `fused(fn)`) inductor turns each into one kernel,
+which is what `element_bytes` counts. Floats in arithmetic stay symbolic, so a changing
+learning rate does not recompile, and shapes are dynamic, so one compiled kernel per tensor
+rank serves every parameter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+from torch import Tensor
+
+
+def momentum_direction(
+    grad: Tensor, buf: Tensor, momentum: float, nesterov: bool, dtype: torch.dtype
+) -> Tensor:
+    """Advance `buf` in place (an EMA of gradients, `buf <- buf + (1 - momentum)(grad - buf)`)
+    and return the direction to orthogonalize in `dtype`: `grad` blended toward the new
+    buffer (Nesterov) or the buffer itself. Elementwise, so a local shard is updated exactly
+    as the full tensor would be."""
+    # Written out rather than as lerp: dynamo specializes lerp's weight, so a momentum
+    # schedule would recompile every step, but leaves a float in arithmetic symbolic.
+    buf.copy_(buf + (grad - buf) * (1 - momentum))
+    direction = grad + (buf - grad) * momentum if nesterov else buf
+    return direction.to(dtype)
+
+
+def apply_update(param: Tensor, update: Tensor, decay: float, step: float) -> None:
+    """`param <- decay * param - step * update`, in place (decoupled weight decay, then the
+    orthogonalized update scaled by the adjusted learning rate)."""
+    param.mul_(decay).sub_(update * step)  # not add_(alpha=...): alpha is specialized
+
+
+_COMPILED: dict[Callable, Callable] = {}
+
+
+def fused(fn: Callable) -> Callable:
+    """`fn` compiled into one kernel per call (cached): dynamic shapes, full graph."""
+    if fn not in _COMPILED:
+        _COMPILED[fn] = torch.compile(fn, dynamic=True, fullgraph=True)
+    return _COMPILED[fn]
+
+
+def element_bytes(param_bytes: int, ns_bytes: int, fused: bool) -> int:
+    """HBM bytes per local element of one Muon step's elementwise work (Nesterov on).
+
+    `param_bytes` is the size of a parameter, gradient and momentum element (fp32: 4) and
+    `ns_bytes` that of the NS dtype (bf16: 2). Both paths also pack the direction into the
+    all-to-all send buffer and unpack the result (read and write `ns_bytes` each):
+    - fused: pass 1 reads grad and buffer, writes buffer and direction (3p + n); pass 2
+      reads parameter and update, writes the parameter (2p + n);
+    - unfused (one kernel per op): buffer `lerp_` 3p, Nesterov `lerp` 3p, cast to the NS
+      dtype p + n, weight decay `mul_` 2p, `add_` of the update 2p + n.
+    """
+    pack_unpack = 4 * ns_bytes
+    if fused:
+        return 5 * param_bytes + 2 * ns_bytes + pack_unpack
+    return 11 * param_bytes + 2 * ns_bytes + pack_unpack

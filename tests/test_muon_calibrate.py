@@ -1,0 +1,60 @@
+"""The GPU calibration's CPU path runs, and the planner predicts from its rates."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from etude.optim.plan import load_rates, plan, predict
+
+ROOT = Path(__file__).parents[1]
+
+
+def test_tiny_calibration_feeds_the_planner(tmp_path):
+    out = tmp_path / "rates.json"
+    subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "muon_calibrate.py"),
+            "--tiny",
+            "--out",
+            str(out),
+        ],
+        check=True,
+        cwd=ROOT,
+        timeout=300,
+        capture_output=True,
+    )
+    data = json.loads(out.read_text())
+    assert {r["method"] for r in data["ns"]} == {"standard", "gram"}
+    assert data["muon_step"]["torch_optim_muon_s"] > 0
+    rates = load_rates(str(out))
+    planned = plan("tiny", 8)
+    stated, measured = predict(planned, "h200"), predict(planned, "h200", rates=rates)
+    assert stated["sources"]["ns"] == "stated"
+    assert measured["sources"]["ns"].startswith("measured")
+    assert measured["sources"]["ns_unmeasured_shapes"] == []  # every tiny shape was timed
+    # The slowest rank's NS time is its units' FLOPs at their measured rates.
+    rank = measured["time"]["slowest_rank"]
+    seconds = 0.0
+    for g in planned.groups:
+        slot = g.replica_of * len(g.family.ranks) + g.owners
+        mine = np.flatnonzero(slot == rank % len(g.flops))
+        seconds += sum(
+            g.units[k].flops / rates.ns_rate(g.units[k].shape, g.units[k].method) for k in mine
+        )
+    assert measured["time"]["ns_s"] == pytest.approx(seconds, rel=1e-9)
+    bytes_moved = measured["per_rank"]["elementwise_bytes"]["max"]
+    assert measured["time"]["elementwise_s"] <= bytes_moved / rates.elementwise_bytes_s * (1 + 1e-9)
+
+
+def test_bad_rates_file_is_named(tmp_path):
+    bad = tmp_path / "rates.json"
+    bad.write_text('{"ns": []}')
+    with pytest.raises(ValueError, match=r"rates\.json: not a calibration file"):
+        load_rates(str(bad))
