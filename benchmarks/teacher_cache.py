@@ -33,7 +33,7 @@ import torch
 from etude.envs.toolgrid import demonstration, sample_task, split_registries
 from etude.models import KVCache
 from etude.rl.feedback import Hint, InvalidArgumentsDetector, ToolNotFoundDetector, detect_all
-from etude.rl.policy import BytePolicy, allowed_bytes, muon_optimizer
+from etude.recipes.toolgrid.policy import BytePolicy, allowed_bytes, muon_optimizer
 from etude.rl.step import StepSettings, rl_step
 from etude.rl.teacher import (
     TeacherQuery,
@@ -43,7 +43,7 @@ from etude.rl.teacher import (
     full_teacher_logits,
     hf_logits,
 )
-from etude.rl.toolgrid_run import ModelSettings
+from etude.recipes.toolgrid.train import ModelSettings
 from etude.rl.trajectory import ByteChat, HFChat, Trajectory, tokenize
 
 OUT = Path(__file__).parent / "results" / "teacher_cache.json"
@@ -81,7 +81,7 @@ def _long_trajectory(chat: HFChat, prefix_tokens: int, turn_tokens: int):
 
 
 def smollm2_section(repeats: int) -> dict:
-    from etude.rl.hf_model import load_smollm2
+    from etude.serving.hf_model import load_smollm2
 
     model, tok = load_smollm2()
     chat = HFChat(tok)

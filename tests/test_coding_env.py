@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from etude.envs.backends import parse_assistant
+from etude.serving.backends import parse_assistant
 from etude.envs.coding import TOOLS, Budget, CodingEnv, EnvSettings, run_episode, workspace_patch
 from etude.envs.rollouts import Job, run_rollouts
 from etude.monitor import parse_line

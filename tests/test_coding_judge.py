@@ -10,13 +10,13 @@ import torch
 from test_coding_env import example_tasks
 from test_coding_resume import config, tiny_model
 
-from etude.envs.backends import BackendError
+from etude.serving.backends import BackendError
 from etude.envs.coding import Episode
-from etude.envs.coding_config import JudgeSettings
-from etude.envs.judge import judge_trajectory, make_judge
-from etude.envs.llama_server import free_port
-from etude.envs.loop import screen_episode, train
-from etude.envs.policy_update import hf_rl_step
+from etude.recipes.coding.config import JudgeSettings
+from etude.recipes.coding.judge import judge_trajectory, make_judge
+from etude.serving.llama_server import free_port
+from etude.recipes.coding.loop import screen_episode, train
+from etude.recipes.coding.policy_update import hf_rl_step
 from etude.envs.rollouts import Job
 from etude.optim import Muon
 from etude.rl.feedback import DETECTORS, JudgeDetector

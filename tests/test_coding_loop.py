@@ -12,9 +12,9 @@ import torch
 from test_coding_env import ScriptedBackend, assistant, call, example_tasks
 
 from etude.envs.coding import Budget, CodingEnv, EnvSettings, run_episode
-from etude.envs.coding_config import CodingConfig, load_config, parse_config
-from etude.envs.loop import grade_episode, screen_episode, trainable_parameters
-from etude.envs.reward import MONITOR_CATEGORY, finding_hint, hint_turn, monitor_hints, screen
+from etude.recipes.coding.config import CodingConfig, load_config, parse_config
+from etude.recipes.coding.loop import grade_episode, screen_episode, trainable_parameters
+from etude.recipes.coding.reward import MONITOR_CATEGORY, finding_hint, hint_turn, monitor_hints, screen
 from etude.envs.rollouts import Job
 from etude.monitor import Finding
 from etude.rl.feedback import DETECTORS
@@ -159,7 +159,7 @@ def test_config_is_parsed_strictly(tmp_path):
 def test_policy_update_moves_smollm2_with_muon(smollm2):
     """Rewards that differ within a group and a monitor hint: the step reports the hint's KL
     and changes the weights."""
-    from etude.envs.policy_update import hf_rl_step
+    from etude.recipes.coding.policy_update import hf_rl_step
     from etude.optim import Muon
     from etude.rl.feedback.hints import Hint
     from etude.rl.step import StepSettings
@@ -232,7 +232,7 @@ def _one_iteration(smollm2, run, model: dict, rollout: dict) -> dict:
     """Train one loop iteration of the shared SmolLM2 on the first example task, writing to
     `run`; the shared model's weights and flags are restored afterwards. Returns the
     iteration's summary."""
-    from etude.envs.loop import train
+    from etude.recipes.coding.loop import train
 
     cfg = parse_config(
         {

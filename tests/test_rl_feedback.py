@@ -22,9 +22,9 @@ from etude.rl.feedback import (
     validate_hint,
 )
 from etude.rl.feedback.detectors import suggest_tool
-from etude.rl.policy import BytePolicy, muon_optimizer
+from etude.recipes.toolgrid.policy import BytePolicy, muon_optimizer
 from etude.rl.step import StepSettings, rl_step
-from etude.rl.toolgrid_run import ModelSettings
+from etude.recipes.toolgrid.train import ModelSettings
 from etude.rl.trajectory import ByteChat, HFChat, TemplateError, Trajectory
 
 DATA = Path(__file__).parent / "data" / "rl"

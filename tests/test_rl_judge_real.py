@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from etude.envs.backends import OpenAIBackend
+from etude.serving.backends import OpenAIBackend
 from etude.rl.feedback import JudgeDetector, validate_hint
 from etude.rl.trajectory import Trajectory
 

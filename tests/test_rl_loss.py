@@ -20,9 +20,9 @@ from etude.rl.loss import (
     reference_kl,
     token_logprobs,
 )
-from etude.rl.policy import BytePolicy, muon_optimizer
+from etude.recipes.toolgrid.policy import BytePolicy, muon_optimizer
 from etude.rl.step import StepSettings, rl_step, scheduled
-from etude.rl.toolgrid_run import ModelSettings
+from etude.recipes.toolgrid.train import ModelSettings
 from etude.rl.trajectory import ByteChat, Trajectory
 
 DATA = Path(__file__).parent / "data" / "rl"

@@ -23,9 +23,9 @@ from etude.envs.toolgrid import (
     tool_errors,
 )
 from etude.rl.feedback import DETECTORS, detect_all
-from etude.rl.policy import BytePolicy
-from etude.rl.sampling import rollout
-from etude.rl.toolgrid_run import ModelSettings
+from etude.recipes.toolgrid.policy import BytePolicy
+from etude.serving.native import rollout
+from etude.recipes.toolgrid.train import ModelSettings
 from etude.rl.trajectory import ByteChat, tokenize
 
 REG = Registry((("zop", "add"), ("kav", "neg")))

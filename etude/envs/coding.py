@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from etude.envs.backends import UNPARSED
+from etude.serving.backends import UNPARSED
 from etude.sandbox import Limits, run
 from etude.synth import env as synth_env
 from etude.synth.grade import IGNORED_ON_COPY

@@ -15,6 +15,7 @@ import torch
 
 from etude.models import KVCache
 from etude.rl.advantages import group_advantages
+from etude.rl.batch import pad_batch
 from etude.rl.distill import estimate, teacher_advantage, teacher_path_length
 from etude.rl.effort import shape_lengths
 from etude.rl.feedback.hints import Hint, HintError, validate_hint
@@ -33,7 +34,6 @@ from etude.rl.trajectory import (
     Trajectory,
     tokenize,
 )
-from etude.rl.warmstart import pad_batch
 
 
 @dataclass

