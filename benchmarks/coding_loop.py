@@ -28,11 +28,11 @@ from pathlib import Path
 
 import torch
 
-from etude.serving.backends import HFBackend
 from etude.envs.coding import Budget, EnvSettings
+from etude.envs.rollouts import Job, run_rollouts
 from etude.recipes.coding.config import parse_config
 from etude.recipes.coding.loop import find_tasks, train
-from etude.envs.rollouts import Job, run_rollouts
+from etude.serving.backends import HFBackend
 from etude.synth.grade import grade, solved_workspace
 from etude.synth.task import load_task
 

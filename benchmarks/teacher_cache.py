@@ -32,9 +32,9 @@ import torch
 
 from etude.envs.toolgrid import demonstration, sample_task, split_registries
 from etude.models import KVCache
-from etude.rl.feedback import Hint, InvalidArgumentsDetector, ToolNotFoundDetector, detect_all
 from etude.recipes.toolgrid.policy import BytePolicy, allowed_bytes, muon_optimizer
-from etude.rl.step import StepSettings, rl_step
+from etude.recipes.toolgrid.train import ModelSettings
+from etude.rl.feedback import Hint, InvalidArgumentsDetector, ToolNotFoundDetector, detect_all
 from etude.rl.teacher import (
     TeacherQuery,
     build_query,
@@ -43,8 +43,8 @@ from etude.rl.teacher import (
     full_teacher_logits,
     hf_logits,
 )
-from etude.recipes.toolgrid.train import ModelSettings
 from etude.rl.trajectory import ByteChat, HFChat, Trajectory, tokenize
+from etude.rl.update import StepSettings, rl_step
 
 OUT = Path(__file__).parent / "results" / "teacher_cache.json"
 

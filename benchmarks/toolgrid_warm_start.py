@@ -26,12 +26,17 @@ from pathlib import Path
 import torch
 
 from etude.envs.toolgrid import demonstration, lookup_drill, sample_task
-from etude.recipes.toolgrid.hint_reading import first_call_contexts, hint_reading, reads_hints, turn_score
+from etude.recipes.toolgrid.hint_reading import (
+    first_call_contexts,
+    hint_reading,
+    reads_hints,
+    turn_score,
+)
 from etude.recipes.toolgrid.policy import BytePolicy, muon_optimizer
 from etude.recipes.toolgrid.train import load_config
-from etude.rl.trajectory import ByteChat, tokenize
 from etude.recipes.toolgrid.warmstart import sft_loss
 from etude.rl.batch import pad_batch
+from etude.rl.trajectory import ByteChat, tokenize
 
 ROOT = Path(__file__).parents[1]
 # label -> (optimizer, learning rate, KV heads); the configured policy has 2 KV heads.

@@ -19,8 +19,8 @@ def llama_server(tmp_path_factory):
             "llama-cpp-python[server] is not installed (it compiles from source: "
             "CMAKE_ARGS=-DGGML_NATIVE=OFF pip install 'llama-cpp-python[server]')"
         )
-    from etude.serving.llama_server import LlamaServer
     from etude.serving.hf_model import smollm2_gguf
+    from etude.serving.llama_server import LlamaServer
 
     with LlamaServer(tmp_path_factory.mktemp("llama") / "server.log") as server:
         server.start(smollm2_gguf())

@@ -12,11 +12,17 @@ import torch
 from test_coding_env import ScriptedBackend, assistant, call, example_tasks
 
 from etude.envs.coding import Budget, CodingEnv, EnvSettings, run_episode
-from etude.recipes.coding.config import CodingConfig, load_config, parse_config
-from etude.recipes.coding.loop import grade_episode, screen_episode, trainable_parameters
-from etude.recipes.coding.reward import MONITOR_CATEGORY, finding_hint, hint_turn, monitor_hints, screen
 from etude.envs.rollouts import Job
 from etude.monitor import Finding
+from etude.recipes.coding.config import CodingConfig, load_config, parse_config
+from etude.recipes.coding.loop import grade_episode, screen_episode, trainable_parameters
+from etude.recipes.coding.reward import (
+    MONITOR_CATEGORY,
+    finding_hint,
+    hint_turn,
+    monitor_hints,
+    screen,
+)
 from etude.rl.feedback import DETECTORS
 from etude.rl.feedback.hints import validate_hint
 from etude.rl.trajectory import Trajectory
@@ -159,11 +165,11 @@ def test_config_is_parsed_strictly(tmp_path):
 def test_policy_update_moves_smollm2_with_muon(smollm2):
     """Rewards that differ within a group and a monitor hint: the step reports the hint's KL
     and changes the weights."""
-    from etude.recipes.coding.policy_update import hf_rl_step
     from etude.optim import Muon
     from etude.rl.feedback.hints import Hint
-    from etude.rl.step import StepSettings
     from etude.rl.trajectory import HFChat
+    from etude.rl.policy import HFPolicy
+    from etude.rl.update import StepSettings, rl_update
 
     model, tok = smollm2
     msgs = [
@@ -182,14 +188,15 @@ def test_policy_update_moves_smollm2_with_muon(smollm2):
     before = {n: p.detach().clone() for n, p in model.named_parameters()}
     params = trainable_parameters(model, 2)  # a full-model Muon step takes a minute here
     optimizer = Muon(params, lr=1e-3, adamw_lr=1e-5, weight_decay=0.0)
-    metrics = hf_rl_step(
-        model,
+    metrics = rl_update(
+        HFPolicy(model),
         optimizer,
         HFChat(tok),
         trajs,
         [0, 0],
         [[hint], []],
-        StepSettings(weights={MONITOR_CATEGORY: 1.0}),
+        StepSettings(weights={MONITOR_CATEGORY: 1.0}, micro_batch=1),
+        retokenize=True,  # hand-written turns: no token ids
     )
     assert metrics["trajectories"] == 2 and metrics["hints_used"] == 1, metrics["errors"]
     assert metrics[f"kl/{MONITOR_CATEGORY}"] > 0 and metrics["rl_loss"] != 0

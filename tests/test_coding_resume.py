@@ -16,6 +16,7 @@ import torch
 from test_coding_env import example_tasks
 
 import etude.recipes.coding.loop as loop
+from etude.optim import Muon
 from etude.recipes.coding.checkpoint import (
     CheckpointError,
     check_resumable,
@@ -25,7 +26,6 @@ from etude.recipes.coding.checkpoint import (
     save_checkpoint,
 )
 from etude.recipes.coding.config import parse_config
-from etude.optim import Muon
 
 
 def tiny_model(tokenizer, seed: int = 0):

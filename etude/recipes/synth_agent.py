@@ -24,7 +24,7 @@ import shutil
 from pathlib import Path
 
 from etude.envs.coding import Backend, Budget, CodingEnv, EnvSettings, run_episode
-from etude.envs.rollouts import JsonlWriter
+from etude.rl.trajectory import JsonlWriter
 from etude.synth.candidate import Job, Settings, process
 from etude.synth.delete import delete_definitions
 from etude.synth.discover import Repo, module_name

@@ -7,8 +7,8 @@ import tomllib
 from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
 
-from etude.recipes.coding.reward import REWARD_KINDS
 from etude.monitor import SEVERITIES
+from etude.recipes.coding.reward import REWARD_KINDS
 from etude.rl.distill import ESTIMATORS
 from etude.rl.feedback import DETECTORS
 

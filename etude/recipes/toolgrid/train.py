@@ -27,12 +27,13 @@ from etude.envs.toolgrid import (
     tool_errors,
 )
 from etude.models import MoEConfig
-from etude.rl.feedback import DETECTORS, Hint, detect_all
 from etude.recipes.toolgrid.policy import BytePolicy, muon_optimizer
-from etude.serving.native import rollout
-from etude.rl.step import StepSettings, rl_step, scheduled
-from etude.rl.trajectory import ByteChat, Trajectory
 from etude.recipes.toolgrid.warmstart import warm_start
+from etude.rl.feedback import DETECTORS, Hint, detect_all
+from etude.rl.policy import NativePolicy
+from etude.rl.trajectory import ByteChat, Trajectory
+from etude.rl.update import StepSettings, rl_update, scheduled
+from etude.serving.native import rollout
 
 PLACEBO_TEXT = "Note: the weather report says it will be mild and dry this afternoon."
 TARGETED = ("tool_not_found", "invalid_arguments")
@@ -315,7 +316,16 @@ def train(cfg: RunConfig, policy: BytePolicy | None = None, progress: bool = Tru
             hints = [_hints(t, detectors, cfg.feedback.placebo) for t in trajs]
             sample_s = time.perf_counter() - start
             settings = scheduled(cfg.loss, step, cfg.rl.steps)
-            metrics = rl_step(policy, opt, tok, trajs, groups, hints, settings, reference)
+            metrics = rl_update(
+                NativePolicy(policy),
+                opt,
+                tok,
+                trajs,
+                groups,
+                hints,
+                settings,
+                NativePolicy(reference) if reference is not None else None,
+            )
             errs = [tool_errors(t) for t in trajs]
             rec = {
                 "step": step,
