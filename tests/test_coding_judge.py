@@ -17,8 +17,8 @@ from etude.recipes.coding.config import JudgeSettings
 from etude.recipes.coding.judge import judge_trajectory, make_judge
 from etude.recipes.coding.loop import screen_episode, train
 from etude.rl.feedback import DETECTORS, JudgeDetector
-from etude.rl.trajectory import HFChat, Trajectory
 from etude.rl.policy import HFPolicy
+from etude.rl.trajectory import HFChat, Trajectory
 from etude.rl.update import StepSettings, rl_update
 from etude.serving.backends import BackendError
 from etude.serving.llama_server import free_port

@@ -167,8 +167,8 @@ def test_policy_update_moves_smollm2_with_muon(smollm2):
     and changes the weights."""
     from etude.optim import Muon
     from etude.rl.feedback.hints import Hint
-    from etude.rl.trajectory import HFChat
     from etude.rl.policy import HFPolicy
+    from etude.rl.trajectory import HFChat
     from etude.rl.update import StepSettings, rl_update
 
     model, tok = smollm2
