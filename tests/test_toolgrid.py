@@ -211,7 +211,7 @@ def test_etude_rl_config_trains_and_writes_log_and_plots(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ('env = "toolgrid"\n[rl]\nstepz = 3\n', "unknown key(s) in [rl]: stepz"),
+        ('env = "toolgrid"\n[rl]\nstepz = 3\n', "unknown key(s) rl.stepz"),
         ('env = "chess"\n', "unknown env 'chess'"),
         ('env = "toolgrid"\n[feedback]\ndetectors = ["psychic"]\n', "unknown detector(s)"),
         (

@@ -395,7 +395,10 @@ def rl_update(
 
 
 def _zero_backward(policy: Policy) -> None:
-    (sum(p.sum() for p in policy.module.parameters()) * 0.0).backward()
+    """A forward and backward that contribute nothing, for a data-parallel rank without
+    trajectories in a minibatch: its FSDP2 gradient reduction must still run."""
+    logits, _ = policy.forward_with_cache(torch.zeros(1, 1, dtype=torch.long))
+    (logits.sum() * 0.0).backward()
 
 
 def _all_reduce(values: list[float], op: str, dp_size: int) -> list[float]:

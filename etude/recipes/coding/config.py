@@ -4,9 +4,10 @@ section or key, or a value of the wrong type, is an error naming it."""
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass, field, fields, is_dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from etude.config import from_dict
 from etude.monitor import SEVERITIES
 from etude.recipes.coding.reward import REWARD_KINDS
 from etude.rl.distill import ESTIMATORS
@@ -124,34 +125,11 @@ class CodingConfig:
     optim: OptimSettings = field(default_factory=OptimSettings)
 
 
-def _build(cls, data: dict, where: str):
-    known = {f.name: f for f in fields(cls)}
-    unknown = sorted(set(data) - set(known))
-    if unknown:
-        raise ValueError(f"unknown key(s) {unknown} in [{where or 'top level'}]")
-    values = {}
-    for name, value in data.items():
-        default = getattr(cls(), name)
-        if is_dataclass(default):
-            if not isinstance(value, dict):
-                raise ValueError(f"[{name}] must be a table")
-            values[name] = _build(type(default), value, name)
-            continue
-        expected = type(default)
-        ok = isinstance(value, expected) or (expected is float and isinstance(value, int))
-        if not ok or (expected is int and isinstance(value, bool)):
-            raise ValueError(
-                f"{where + '.' if where else ''}{name} must be {expected.__name__}, got {value!r}"
-            )
-        values[name] = float(value) if expected is float else value
-    return cls(**values)
-
-
 def parse_config(data: dict) -> CodingConfig:
     """A CodingConfig from a parsed TOML document whose `env` is "coding"."""
     if data.get("env") != "coding":
         raise ValueError(f"env must be 'coding' for the coding loop, got {data.get('env')!r}")
-    cfg = _build(CodingConfig, {k: v for k, v in data.items() if k != "env"}, "")
+    cfg = from_dict(CodingConfig, {k: v for k, v in data.items() if k != "env"})
     checks = [
         (cfg.model.backend in ("local", "openai"), "model.backend must be 'local' or 'openai'"),
         (cfg.model.serve in ("", "llama_cpp"), "model.serve must be '' or 'llama_cpp'"),

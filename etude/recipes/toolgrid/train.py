@@ -11,11 +11,12 @@ import random
 import time
 import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import torch
 
+from etude.config import from_dict
 from etude.envs.toolgrid import (
     Episode,
     Registry,
@@ -130,29 +131,11 @@ class RunConfig:
     eval: EvalSettings = field(default_factory=EvalSettings)
 
 
-def _build(cls, data: dict, where: str):
-    known = {f.name: f for f in fields(cls)}
-    unknown = sorted(set(data) - set(known))
-    if unknown:
-        raise ValueError(
-            f"unknown key(s) in [{where}]: {', '.join(unknown)}; known: {', '.join(known)}"
-        )
-    kwargs = {}
-    for key, value in data.items():
-        default = getattr(cls(), key)
-        if hasattr(default, "__dataclass_fields__"):
-            if not isinstance(value, dict):
-                raise ValueError(f"[{where}.{key}] must be a table")
-            value = _build(type(default), value, f"{where}.{key}" if where else key)
-        kwargs[key] = value
-    return cls(**kwargs)
-
-
 def parse_config(data: dict) -> RunConfig:
     """A RunConfig from a parsed TOML document (the `env` key already checked); unknown keys
     and unknown detectors are errors."""
     data = {k: v for k, v in data.items() if k != "env"}
-    cfg = _build(RunConfig, data, "")
+    cfg = from_dict(RunConfig, data)
     bad = [d for d in cfg.feedback.detectors if d not in DETECTORS]
     if bad:
         raise ValueError(f"unknown detector(s) {bad}; known: {', '.join(DETECTORS)}")
