@@ -53,6 +53,7 @@ def screen(judge, tmp_path):
     return screen_episode(job, episode(), graded, "high", detectors, judge)
 
 
+@pytest.mark.filterwarnings("ignore:.*re-tokenized:UserWarning")  # hand-written turns
 def test_judge_hints_take_the_detector_path_into_the_loss(smollm2_tokenizer, tmp_path):
     tokenizer = smollm2_tokenizer
     replies = []

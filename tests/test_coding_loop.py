@@ -162,6 +162,7 @@ def test_config_is_parsed_strictly(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.filterwarnings("ignore:.*re-tokenized:UserWarning")  # hand-written turns
 def test_policy_update_moves_smollm2_with_muon(smollm2):
     """Rewards that differ within a group and a monitor hint: the step reports the hint's KL
     and changes the weights."""

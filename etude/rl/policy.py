@@ -27,8 +27,11 @@ class Policy(Protocol):
         """Logits [B, T, V] without a cache (a reference model's forward)."""
         ...
 
-    def teacher_logits(self, cache: Any, row: int, queries: list[TeacherQuery]) -> list[Tensor]:
-        """Teacher logits [L_q, V] per query of batch row `row`, reusing the cached prefix."""
+    def teacher_logits(
+        self, cache: Any, rows: list[int], queries: list[TeacherQuery]
+    ) -> list[Tensor]:
+        """Teacher logits [L_q, V] per query (of batch row `rows[q]`) in one forward,
+        reusing the cached prefix."""
         ...
 
 
@@ -48,8 +51,10 @@ class NativePolicy:
     def logits(self, tokens: Tensor) -> Tensor:
         return self.module(tokens)
 
-    def teacher_logits(self, cache: Any, row: int, queries: list[TeacherQuery]) -> list[Tensor]:
-        return cached_teacher_logits_moe(self.module, cache, row, queries)
+    def teacher_logits(
+        self, cache: Any, rows: list[int], queries: list[TeacherQuery]
+    ) -> list[Tensor]:
+        return cached_teacher_logits_moe(self.module, cache, rows, queries)
 
 
 class HFPolicy:
@@ -66,5 +71,7 @@ class HFPolicy:
     def logits(self, tokens: Tensor) -> Tensor:
         return self.module(input_ids=tokens).logits
 
-    def teacher_logits(self, cache: Any, row: int, queries: list[TeacherQuery]) -> list[Tensor]:
-        return cached_teacher_logits_hf(self.module, cache, row, queries)
+    def teacher_logits(
+        self, cache: Any, rows: list[int], queries: list[TeacherQuery]
+    ) -> list[Tensor]:
+        return cached_teacher_logits_hf(self.module, cache, rows, queries)

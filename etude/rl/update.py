@@ -165,6 +165,8 @@ def _prepare(
     retokenize: bool,
     errors: list[str],
 ) -> list[tuple[int, TokenizedTrajectory]]:
+    """(index, tokenized) of the trajectories that train; refuses the old format unless
+    `retokenize` (see module doc), drops the others with a message in `errors`."""
     for i, traj in enumerate(trajectories):
         unsampled = traj.unsampled_turns()
         if unsampled and not retokenize:
@@ -221,8 +223,11 @@ def _micro_step(
     n_trajectories: int,
     scale: float,
     totals: dict,
+    lockstep: bool,
 ) -> None:
-    """Forward, loss and backward of one micro-batch; adds its sums to `totals`."""
+    """Forward, loss and backward of one micro-batch; adds its sums to `totals`. `lockstep`
+    (data parallel with hint weights): run a teacher forward even without hints, so every
+    rank runs the same FSDP2 collectives."""
     tokens, mask = pad_batch(
         [it.tokenized.tokens for it in items], [it.tokenized.trainable for it in items]
     )
@@ -273,35 +278,38 @@ def _micro_step(
         totals["ref_kl"] += kl_ref.item()
 
     terms = []
-    for row, it in enumerate(items):
-        if not it.queries:
+    rows = [row for row, it in enumerate(items) for _ in it.queries]
+    queries = [q for it in items for q in it.queries]
+    teacher: list[Tensor] = []
+    with torch.no_grad():
+        if queries:  # every hint of the micro-batch in one teacher forward
+            teacher = policy.teacher_logits(cache, rows, queries)
+        elif lockstep:
+            policy.logits(torch.zeros(1, 1, dtype=torch.long))  # the other ranks' teacher pass
+    for row, q, t_logits in zip(rows, queries, teacher):
+        sel = q.distill_mask.nonzero().squeeze(-1)
+        if not len(sel):
             continue
-        with torch.no_grad():
-            teacher = policy.teacher_logits(cache, row, it.queries)
-        for q, t_logits in zip(it.queries, teacher):
-            sel = q.distill_mask.nonzero().squeeze(-1)
-            if not len(sel):
-                continue
-            student = logits[row, q.insert_at - 1 + sel]
-            targets = q.continuation[sel]
-            t_sel = t_logits[sel]
-            gap = teacher_advantage(student, t_sel, targets).item()
-            totals["gaps"].append(gap)
-            if settings.gate and gap <= settings.gate_margin:
-                continue
-            keep = teacher_path_length(t_sel, targets) if settings.truncate else len(sel)
-            per_token = estimate(
-                settings.estimator,
-                student[:keep],
-                t_sel[:keep],
-                targets[:keep],
-                teacher_temperature=settings.teacher_temperature,
-                beta=settings.jsd_beta,
-                k=settings.topk,
-            )
-            terms.append(HintKL(q.hint.category, per_token))
-            totals["kl"].setdefault(q.hint.category, []).append(per_token.detach())
-            totals["distilled"] += keep
+        student = logits[row, q.insert_at - 1 + sel]
+        targets = q.continuation[sel]
+        t_sel = t_logits[sel]
+        gap = teacher_advantage(student, t_sel, targets).item()
+        totals["gaps"].append(gap)
+        if settings.gate and gap <= settings.gate_margin:
+            continue
+        keep = teacher_path_length(t_sel, targets) if settings.truncate else len(sel)
+        per_token = estimate(
+            settings.estimator,
+            student[:keep],
+            t_sel[:keep],
+            targets[:keep],
+            teacher_temperature=settings.teacher_temperature,
+            beta=settings.jsd_beta,
+            k=settings.topk,
+        )
+        terms.append(HintKL(q.hint.category, per_token))
+        totals["kl"].setdefault(q.hint.category, []).append(per_token.detach())
+        totals["distilled"] += keep
     if terms:
         d_loss = distillation_loss(terms, settings.weights, n_trajectories)
         loss = loss + d_loss
@@ -352,6 +360,7 @@ def rl_update(
 
     metrics: dict = {}
     ratios = RatioLog()
+    lockstep = dp_size > 1 and any(settings.weights.values())
     for p in range(settings.passes):
         for minibatch in _chunks(items, settings.minibatches):
             totals = {
@@ -368,21 +377,25 @@ def rl_update(
             }
             n_tokens = sum(int(it.tokenized.trainable.sum()) for it in minibatch)
             mine = minibatch[dp_rank::dp_size]
-            size = settings.micro_batch or max(len(mine), 1)
+            per_rank = -(-len(minibatch) // dp_size)  # the most any rank trains on
+            size = settings.micro_batch or per_rank
             optimizer.zero_grad(set_to_none=True)
-            for start in range(0, len(mine), size):
+            for start in range(0, per_rank, size):  # as many micro-steps on every rank
+                chunk = mine[start : start + size]
+                if not chunk:  # this rank has no trajectory left: FSDP2 still needs it
+                    _idle_step(policy, reference if settings.ref_kl else None, lockstep)
+                    continue
                 _micro_step(
                     policy,
-                    mine[start : start + size],
+                    chunk,
                     settings,
                     reference,
                     n_tokens,
                     len(minibatch),
                     float(dp_size),
                     totals,
+                    lockstep,
                 )
-            if not mine:  # a rank without trajectories still joins the gradient reduction
-                _zero_backward(policy)
             optimizer.step()
             metrics = _step_metrics(totals, settings, dp_size)
     metrics.update(ratios.metrics(dp_size))
@@ -394,10 +407,17 @@ def rl_update(
     return metrics
 
 
-def _zero_backward(policy: Policy) -> None:
-    """A forward and backward that contribute nothing, for a data-parallel rank without
-    trajectories in a minibatch: its FSDP2 gradient reduction must still run."""
-    logits, _ = policy.forward_with_cache(torch.zeros(1, 1, dtype=torch.long))
+def _idle_step(policy: Policy, reference: Policy | None, lockstep: bool) -> None:
+    """The forwards and backward of a micro-step that contributes nothing, for a
+    data-parallel rank without trajectories left in a minibatch: FSDP2's all-gathers and
+    gradient reductions run in the same order on every rank."""
+    dummy = torch.zeros(1, 1, dtype=torch.long)
+    logits, _ = policy.forward_with_cache(dummy)
+    with torch.no_grad():
+        if reference is not None:
+            reference.logits(dummy)
+        if lockstep:
+            policy.logits(dummy)
     (logits.sum() * 0.0).backward()
 
 
