@@ -12,6 +12,7 @@ from etude.monitor import SEVERITIES
 from etude.recipes.coding.reward import REWARD_KINDS
 from etude.rl.distill import ESTIMATORS
 from etude.rl.feedback import DETECTORS
+from etude.rl.loss import IS_MODES
 
 
 @dataclass
@@ -71,6 +72,8 @@ class LossSettings:
     teacher_temperature: float = 1.0
     clip_low: float = 0.2
     clip_high: float = 0.28
+    is_cap: float = 0.0  # truncated importance sampling cap on π/π_sampler; 0 = off
+    is_mode: str = "truncate"
     effort_alpha: float = 0.0
     max_tokens: int = 4096
     weights: dict[str, float] = field(
@@ -149,6 +152,8 @@ def parse_config(data: dict) -> CodingConfig:
         (cfg.reward.kind in REWARD_KINDS, f"reward.kind must be one of {REWARD_KINDS}"),
         (cfg.reward.hack_severity in SEVERITIES, f"reward.hack_severity: one of {SEVERITIES}"),
         (cfg.loss.estimator in ESTIMATORS, f"loss.estimator must be one of {ESTIMATORS}"),
+        (cfg.loss.is_mode in IS_MODES, f"loss.is_mode must be one of {IS_MODES}"),
+        (cfg.loss.is_cap >= 0, "loss.is_cap must be >= 0 (0: off)"),
         (cfg.optim.train_layers >= 0, "optim.train_layers must be >= 0"),
         (cfg.iterations >= 1, "iterations must be at least 1"),
         (cfg.rollout.concurrency >= 1, "rollout.concurrency must be at least 1"),

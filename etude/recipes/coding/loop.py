@@ -261,6 +261,8 @@ def run_iteration(
         teacher_temperature=cfg.loss.teacher_temperature,
         clip_low=cfg.loss.clip_low,
         clip_high=cfg.loss.clip_high,
+        is_cap=cfg.loss.is_cap or None,
+        is_mode=cfg.loss.is_mode,
         effort_alpha=cfg.loss.effort_alpha,
         max_tokens=cfg.loss.max_tokens,
         micro_batch=1,  # a 49k-token vocabulary makes a batch's logits large
