@@ -59,14 +59,14 @@ class NativePolicy:
 
 class HFPolicy:
     """A Hugging Face causal LM (`module(input_ids=, use_cache=)` returning `.logits` and
-    `.past_key_values`)."""
+    `.cache`, or `.past_key_values` before transformers 5)."""
 
     def __init__(self, module: nn.Module):
         self.module = module
 
     def forward_with_cache(self, tokens: Tensor) -> tuple[Tensor, Any]:
         out = self.module(input_ids=tokens, use_cache=True)
-        return out.logits, out.past_key_values
+        return out.logits, out.cache if hasattr(out, "cache") else out.past_key_values
 
     def logits(self, tokens: Tensor) -> Tensor:
         return self.module(input_ids=tokens).logits
