@@ -54,12 +54,13 @@ def old_rl_step():
     path.write_text(source)
     spec = importlib.util.spec_from_file_location("old_step", path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules["old_step"] = module  # dataclasses look their module up
     spec.loader.exec_module(module)
     return module
 
 
 def toolgrid_batch():
-    from etude.envs.toolgrid import Episode, sample_task, split_registries
+    from etude.envs.toolgrid import Episode, sample_task
     from etude.recipes.toolgrid.policy import BytePolicy
     from etude.recipes.toolgrid.train import load_config
     from etude.rl.feedback import Hint
@@ -70,7 +71,7 @@ def toolgrid_batch():
     torch.manual_seed(0)
     policy = BytePolicy(cfg.model.config())
     rng, gen = random.Random(0), torch.Generator().manual_seed(0)
-    train, _ = split_registries(cfg.toolgrid)
+    train, _ = cfg.toolgrid.registries()
     trajectories, groups, hints = [], [], []
     for g in range(4):
         task = sample_task(rng.choice(train), cfg.toolgrid.n_requests, rng, f"b{g}")
