@@ -28,11 +28,11 @@ from pathlib import Path
 
 import torch
 
-from etude.envs.backends import HFBackend
 from etude.envs.coding import Budget, EnvSettings
-from etude.envs.coding_config import parse_config
-from etude.envs.loop import find_tasks, train
 from etude.envs.rollouts import Job, run_rollouts
+from etude.recipes.coding.config import parse_config
+from etude.recipes.coding.loop import find_tasks, train
+from etude.serving.backends import HFBackend
 from etude.synth.grade import grade, solved_workspace
 from etude.synth.task import load_task
 
@@ -140,7 +140,7 @@ def main() -> None:
         grading.append(time.perf_counter() - start)
         if graded["binary"] != 1:
             raise RuntimeError(f"the reference solution did not pass: {graded}")
-    from etude.rl.hf_model import load_smollm2
+    from etude.serving.hf_model import load_smollm2
 
     model, tok = load_smollm2()
     backend = HFBackend(model, tok, max_new_tokens=cfg.model.max_new_tokens, temperature=0.8)

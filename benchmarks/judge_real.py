@@ -23,9 +23,9 @@ import time
 import urllib.request
 from pathlib import Path
 
-from etude.envs.backends import OpenAIBackend
 from etude.rl.feedback.judge import INSTRUCTIONS, judge_messages, parse_reply, render_for_judge
 from etude.rl.trajectory import Message, Trajectory
+from etude.serving.backends import OpenAIBackend
 
 DATA = Path(__file__).parents[1] / "tests" / "data" / "rl"
 OUT = Path(__file__).parent / "results" / "judge_smollm2.json"
@@ -88,8 +88,8 @@ def main() -> None:
     if args.base_url:
         run(args)
         return
-    from etude.envs.llama_server import LlamaServer
-    from etude.rl.hf_model import smollm2_gguf
+    from etude.serving.hf_model import smollm2_gguf
+    from etude.serving.llama_server import LlamaServer
 
     with tempfile.TemporaryDirectory() as tmp, LlamaServer(Path(tmp) / "server.log") as server:
         server.start(smollm2_gguf())

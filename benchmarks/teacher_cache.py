@@ -7,7 +7,7 @@ forward, on SmolLM2-135M-Instruct, plus the tiny policy's loss throughput.
    keys/values (its training forward computed them anyway) are copied, detached, and only
    hint + turn run (`etude.rl.teacher.cached_teacher_logits_hf`). Both run `repeats` times,
    interleaved; the maximum difference of their logits is recorded too.
-2. The tiny ToolGrid policy: tokens/s of one full loss computation + update (`rl_step`) on a
+2. The tiny ToolGrid policy: tokens/s of one full loss computation + update (`rl_update`) on a
    batch of 32 ToolGrid trajectories with tool errors, RL only against RL + targeted KL.
 3. The tiny ToolGrid policy's teacher pass with 1, 2 and 4 hints per trajectory (16
    trajectories of 4 requests, every call first wrong; 9 repeats, interleaved, after a
@@ -26,15 +26,17 @@ import platform
 import random
 import statistics
 import time
+import warnings
 from pathlib import Path
 
 import torch
 
 from etude.envs.toolgrid import demonstration, sample_task, split_registries
 from etude.models import KVCache
+from etude.recipes.toolgrid.policy import BytePolicy, allowed_bytes, muon_optimizer
+from etude.recipes.toolgrid.train import ModelSettings
 from etude.rl.feedback import Hint, InvalidArgumentsDetector, ToolNotFoundDetector, detect_all
-from etude.rl.policy import BytePolicy, allowed_bytes, muon_optimizer
-from etude.rl.step import StepSettings, rl_step
+from etude.rl.policy import NativePolicy
 from etude.rl.teacher import (
     TeacherQuery,
     build_query,
@@ -43,8 +45,8 @@ from etude.rl.teacher import (
     full_teacher_logits,
     hf_logits,
 )
-from etude.rl.toolgrid_run import ModelSettings
 from etude.rl.trajectory import ByteChat, HFChat, Trajectory, tokenize
+from etude.rl.update import StepSettings, rl_update
 
 OUT = Path(__file__).parent / "results" / "teacher_cache.json"
 
@@ -81,7 +83,7 @@ def _long_trajectory(chat: HFChat, prefix_tokens: int, turn_tokens: int):
 
 
 def smollm2_section(repeats: int) -> dict:
-    from etude.rl.hf_model import load_smollm2
+    from etude.serving.hf_model import load_smollm2
 
     model, tok = load_smollm2()
     chat = HFChat(tok)
@@ -145,7 +147,18 @@ def tiny_loss_section(repeats: int) -> dict:
     for _ in range(repeats):
         for name, settings in arms.items():
             t0 = time.perf_counter()
-            m = rl_step(policy, opt, tok, trajs, groups, hints, settings)
+            with warnings.catch_warnings():  # scripted turns: re-tokenized on purpose
+                warnings.simplefilter("ignore")
+                m = rl_update(
+                    NativePolicy(policy),
+                    opt,
+                    tok,
+                    trajs,
+                    groups,
+                    hints,
+                    settings,
+                    retokenize=True,
+                )
             times[name].append(time.perf_counter() - t0)
     med = {k: statistics.median(v) for k, v in times.items()}
     return {

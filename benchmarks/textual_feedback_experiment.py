@@ -15,8 +15,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from etude.rl.experiment import main, summarize_logs
-from etude.rl.toolgrid_run import load_config
+from etude.recipes.toolgrid.experiment import main, summarize_logs
+from etude.recipes.toolgrid.train import load_config
 
 RESULTS = Path(__file__).parent / "results"
 CONFIG = Path(__file__).parents[1] / "configs" / "toolgrid.toml"

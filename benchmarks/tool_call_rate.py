@@ -17,8 +17,8 @@ from pathlib import Path
 import torch
 
 from etude.envs import coding
-from etude.envs.backends import HFBackend
-from etude.rl.hf_model import load_smollm2
+from etude.serving.backends import HFBackend
+from etude.serving.hf_model import load_smollm2
 
 ROOT = Path(__file__).resolve().parents[1]
 FEW_SHOT = (

@@ -1,5 +1,5 @@
 """Can the warm-started ToolGrid policy read a hint? The diagnostic behind the experiment
-(`etude.rl.hint_reading`, which `etude rl experiment toolgrid` also runs as a gate).
+(`etude.recipes.toolgrid.hint_reading`, which `etude rl experiment toolgrid` also runs as a gate).
 
 Targeted textual feedback needs a teacher (the policy reading a hint) that acts better than the
 student (the policy without it). This measures that directly on held-out registries, with
@@ -28,9 +28,9 @@ from pathlib import Path
 
 import torch
 
-from etude.rl.hint_reading import hint_reading, reads_hints
-from etude.rl.policy import BytePolicy
-from etude.rl.toolgrid_run import load_config
+from etude.recipes.toolgrid.hint_reading import hint_reading, reads_hints
+from etude.recipes.toolgrid.policy import BytePolicy
+from etude.recipes.toolgrid.train import load_config
 
 ROOT = Path(__file__).parents[1]
 RESULTS = Path(__file__).parent / "results"

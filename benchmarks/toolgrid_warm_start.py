@@ -7,7 +7,7 @@ same batches: 8 scripted demonstrations (as the warm start uses) plus 8 lookup d
 tool list, then 8 requests each answered by its binding alone, `mul=pav`). Every
 `--every` steps: first-name-byte accuracy with teacher forcing on held-out registries (the
 lookup; 1/3 is picking one of the offered names at random); at the end the hint-reading
-check (`etude.rl.hint_reading`).
+check (`etude.recipes.toolgrid.hint_reading`).
 
     .venv/bin/python benchmarks/toolgrid_warm_start.py [--arms LABEL ...]   # ~10 min an arm
         -> benchmarks/results/toolgrid_warm_start.json
@@ -26,11 +26,17 @@ from pathlib import Path
 import torch
 
 from etude.envs.toolgrid import demonstration, lookup_drill, sample_task
-from etude.rl.hint_reading import first_call_contexts, hint_reading, reads_hints, turn_score
-from etude.rl.policy import BytePolicy, muon_optimizer
-from etude.rl.toolgrid_run import load_config
+from etude.recipes.toolgrid.hint_reading import (
+    first_call_contexts,
+    hint_reading,
+    reads_hints,
+    turn_score,
+)
+from etude.recipes.toolgrid.policy import BytePolicy, muon_optimizer
+from etude.recipes.toolgrid.train import load_config
+from etude.recipes.toolgrid.warmstart import sft_loss
+from etude.rl.batch import pad_batch
 from etude.rl.trajectory import ByteChat, tokenize
-from etude.rl.warmstart import pad_batch, sft_loss
 
 ROOT = Path(__file__).parents[1]
 # label -> (optimizer, learning rate, KV heads); the configured policy has 2 KV heads.

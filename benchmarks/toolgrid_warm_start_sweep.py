@@ -3,9 +3,10 @@ and when does it look names up on its own?
 
 Runs the warm start of configs/toolgrid.toml (the same steps, data and bits as
 `etude rl experiment toolgrid`, one thread) and every `--every` steps from `--first` runs the
-hint-reading check (`etude.rl.hint_reading`, held-out registries): first-name-byte accuracy
-and median log-probability of the correct first call without a hint (the student), with the
-tool-not-found hint naming the binding (the teacher) and with the placebo sentence.
+hint-reading check (`etude.recipes.toolgrid.hint_reading`, held-out registries):
+first-name-byte accuracy and median log-probability of the correct first call without a
+hint (the student), with the tool-not-found hint naming the binding (the teacher) and with
+the placebo sentence.
 The experiment needs a teacher clearly better than the student; this shows where that holds.
 
     .venv/bin/python benchmarks/toolgrid_warm_start_sweep.py [--steps N] [--every K]
@@ -22,8 +23,8 @@ from pathlib import Path
 
 import torch
 
-from etude.rl.hint_reading import hint_reading, reads_hints
-from etude.rl.toolgrid_run import load_config, warm_started_policy
+from etude.recipes.toolgrid.hint_reading import hint_reading, reads_hints
+from etude.recipes.toolgrid.train import load_config, warm_started_policy
 
 ROOT = Path(__file__).parents[1]
 

@@ -24,10 +24,10 @@ from pathlib import Path
 
 import torch
 
-from etude.envs.gguf_export import export_gguf
-from etude.envs.llama_server import LlamaServer
-from etude.envs.weight_sync import max_logprob_gap, model_logprobs, server_completion
-from etude.rl.hf_model import load_smollm2, smollm2_gguf
+from etude.serving.gguf_export import export_gguf
+from etude.serving.hf_model import load_smollm2, smollm2_gguf
+from etude.serving.llama_server import LlamaServer
+from etude.serving.weight_sync import max_logprob_gap, model_logprobs, server_completion
 
 ROOT = Path(__file__).resolve().parents[1]
 PROMPT = "The capital of France is"

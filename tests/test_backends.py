@@ -8,11 +8,11 @@ import json
 import pytest
 from test_coding_env import example_tasks
 
-from etude.envs.backends import UNPARSED, BackendError, OpenAIBackend, parse_assistant
 from etude.envs.coding import Budget, EnvSettings
-from etude.envs.llama_server import free_port
 from etude.envs.rollouts import Job, run_rollouts
 from etude.rl.trajectory import render_tool_calls
+from etude.serving.backends import UNPARSED, BackendError, OpenAIBackend, parse_assistant
+from etude.serving.llama_server import free_port
 
 
 def test_parse_assistant_tool_calls():

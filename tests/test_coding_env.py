@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from etude.envs.backends import parse_assistant
 from etude.envs.coding import TOOLS, Budget, CodingEnv, EnvSettings, run_episode, workspace_patch
 from etude.envs.rollouts import Job, run_rollouts
 from etude.monitor import parse_line
 from etude.rl.trajectory import Trajectory
 from etude.sandbox import isolation
+from etude.serving.backends import parse_assistant
 from etude.synth.demo import EXAMPLE_REPO
 from etude.synth.pipeline import synthesize
 from etude.synth.task import load_task

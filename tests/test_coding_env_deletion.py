@@ -13,7 +13,7 @@ from test_coding_env import ScriptedBackend, assistant, call, example_tasks
 
 from etude.cli import main
 from etude.envs.coding import EnvSettings
-from etude.envs.deletion import model_deletion
+from etude.recipes.synth_agent import model_deletion
 from etude.synth.delete import delete_definitions
 from etude.synth.demo import EXAMPLE_REPO
 from etude.synth.task import load_task, verify_hidden

@@ -10,18 +10,18 @@ import torch
 from test_coding_env import example_tasks
 from test_coding_resume import config, tiny_model
 
-from etude.envs.backends import BackendError
 from etude.envs.coding import Episode
-from etude.envs.coding_config import JudgeSettings
-from etude.envs.judge import judge_trajectory, make_judge
-from etude.envs.llama_server import free_port
-from etude.envs.loop import screen_episode, train
-from etude.envs.policy_update import hf_rl_step
 from etude.envs.rollouts import Job
 from etude.optim import Muon
+from etude.recipes.coding.config import JudgeSettings
+from etude.recipes.coding.judge import judge_trajectory, make_judge
+from etude.recipes.coding.loop import screen_episode, train
 from etude.rl.feedback import DETECTORS, JudgeDetector
-from etude.rl.step import StepSettings
+from etude.rl.policy import HFPolicy
 from etude.rl.trajectory import HFChat, Trajectory
+from etude.rl.update import StepSettings, rl_update
+from etude.serving.backends import BackendError
+from etude.serving.llama_server import free_port
 
 MESSAGES = [
     {"role": "system", "content": "You are a coding agent."},
@@ -53,6 +53,7 @@ def screen(judge, tmp_path):
     return screen_episode(job, episode(), graded, "high", detectors, judge)
 
 
+@pytest.mark.filterwarnings("ignore:.*re-tokenized:UserWarning")  # hand-written turns
 def test_judge_hints_take_the_detector_path_into_the_loss(smollm2_tokenizer, tmp_path):
     tokenizer = smollm2_tokenizer
     replies = []
@@ -73,14 +74,28 @@ def test_judge_hints_take_the_detector_path_into_the_loss(smollm2_tokenizer, tmp
     optimizer = Muon(list(model.named_parameters()), lr=0.02, adamw_lr=1e-3)
     settings = StepSettings(weights={"judge": 1.0, "tool_not_found": 0.5})
     other = Trajectory([*MESSAGES[:2], {"role": "assistant", "content": "Hi."}], reward=1.0)
-    metrics = hf_rl_step(
-        model, optimizer, HFChat(tokenizer), [traj, other], [0, 0], [hints, []], settings
+    metrics = rl_update(
+        HFPolicy(model),
+        optimizer,
+        HFChat(tokenizer),
+        [traj, other],
+        [0, 0],
+        [hints, []],
+        settings,
+        retokenize=True,  # hand-written turns: no token ids
     )
     assert metrics["hints_used"] == 2, metrics["errors"]
     assert metrics["kl/judge"] > 0 and metrics["kl/tool_not_found"] > 0
     zero = StepSettings(weights={"judge": 0.0, "tool_not_found": 0.0})
-    again = hf_rl_step(
-        model, optimizer, HFChat(tokenizer), [traj, other], [0, 0], [hints, []], zero
+    again = rl_update(
+        HFPolicy(model),
+        optimizer,
+        HFChat(tokenizer),
+        [traj, other],
+        [0, 0],
+        [hints, []],
+        zero,
+        retokenize=True,
     )
     assert again["hints_used"] == 0 and "kl/judge" not in again  # λ = 0: no teacher term
 

@@ -15,8 +15,9 @@ import pytest
 import torch
 from test_coding_env import example_tasks
 
-import etude.envs.loop as loop
-from etude.envs.checkpoint import (
+import etude.recipes.coding.loop as loop
+from etude.optim import Muon
+from etude.recipes.coding.checkpoint import (
     CheckpointError,
     check_resumable,
     find_checkpoint,
@@ -24,8 +25,7 @@ from etude.envs.checkpoint import (
     reconcile_metrics,
     save_checkpoint,
 )
-from etude.envs.coding_config import parse_config
-from etude.optim import Muon
+from etude.recipes.coding.config import parse_config
 
 
 def tiny_model(tokenizer, seed: int = 0):

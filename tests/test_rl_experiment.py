@@ -10,7 +10,7 @@ from dataclasses import replace
 import pytest
 
 from etude.envs.toolgrid import sample_task, split_registries
-from etude.rl.experiment import (
+from etude.recipes.toolgrid.experiment import (
     HintReadingError,
     arms,
     episodes_to_reach,
@@ -19,8 +19,8 @@ from etude.rl.experiment import (
     run_experiment,
     summarize,
 )
-from etude.rl.hint_reading import first_call_contexts, reads_hints
-from etude.rl.toolgrid_run import RunConfig
+from etude.recipes.toolgrid.hint_reading import first_call_contexts, reads_hints
+from etude.recipes.toolgrid.train import RunConfig
 
 
 def test_paired_bootstrap_interval_contains_the_mean_and_shrinks_to_a_point():

@@ -11,6 +11,8 @@ import pytest
 import torch
 
 from etude.models import MoEConfig, MoETransformer
+from etude.recipes.toolgrid.policy import BytePolicy, muon_optimizer
+from etude.recipes.toolgrid.train import ModelSettings
 from etude.rl.feedback import (
     DETECTORS,
     CommunicationDetector,
@@ -22,12 +24,15 @@ from etude.rl.feedback import (
     validate_hint,
 )
 from etude.rl.feedback.detectors import suggest_tool
-from etude.rl.policy import BytePolicy, muon_optimizer
-from etude.rl.step import StepSettings, rl_step
-from etude.rl.toolgrid_run import ModelSettings
+from etude.rl.policy import NativePolicy
 from etude.rl.trajectory import ByteChat, HFChat, TemplateError, Trajectory
+from etude.rl.update import StepSettings, rl_update
 
 DATA = Path(__file__).parent / "data" / "rl"
+
+# the hand-written trajectories of tests/data/rl carry no token ids: updates on them
+# re-tokenize (retokenize=True), which warns
+pytestmark = pytest.mark.filterwarnings("ignore:.*re-tokenized:UserWarning")
 
 
 def _load(name):
@@ -166,7 +171,7 @@ def test_hint_validation_names_the_problem():
         validate_hint(traj, Hint(2, "  ", "judge", "judge"))
 
 
-# Bad input through one update (`rl_step`): each bad hint or trajectory is dropped with a
+# Bad input through one update (`rl_update`): each bad hint or trajectory is dropped with a
 # message naming it, and the rest of the batch still trains.
 
 
@@ -177,14 +182,15 @@ def _tiny_policy():
 
 def _update(policy, tok, trajectories, hints):
     before = [p.detach().clone() for p in policy.parameters()]
-    metrics = rl_step(
-        policy,
+    metrics = rl_update(
+        NativePolicy(policy),
         muon_optimizer(policy, 0.01),
         tok,
         trajectories,
         [0, 0] + [1] * (len(trajectories) - 2),  # a successful and a failed run share a group
         hints,
         StepSettings(weights={"tool_not_found": 1.0}),
+        retokenize=True,
     )
     changed = any(not torch.equal(a, b) for a, b in zip(before, policy.parameters()))
     return metrics, changed
@@ -296,14 +302,15 @@ def test_trajectory_the_hf_template_refuses_is_dropped_and_the_rest_trains():
         )
     )
     before = [p.detach().clone() for p in policy.parameters()]
-    metrics = rl_step(
-        policy,
+    metrics = rl_update(
+        NativePolicy(policy),
         torch.optim.SGD(policy.parameters(), lr=0.1),
         chat,
         [Trajectory(plain, reward=1.0), Trajectory(plain, reward=0.0), Trajectory(with_tool)],
         [0, 0, 1],
         [[], [], []],
         StepSettings(),
+        retokenize=True,
     )
     assert len(metrics["errors"]) == 1 and "no tool role" in metrics["errors"][0]
     assert any(not torch.equal(a, b) for a, b in zip(before, policy.parameters()))

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from etude.envs.backends import OpenAIBackend
 from etude.rl.feedback import JudgeDetector, validate_hint
 from etude.rl.trajectory import Trajectory
+from etude.serving.backends import OpenAIBackend
 
 pytestmark = pytest.mark.slow
 DATA = Path(__file__).parent / "data" / "rl"

@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from etude.recipes.toolgrid.policy import BytePolicy, muon_optimizer
+from etude.recipes.toolgrid.train import ModelSettings
 from etude.rl.advantages import group_advantages
 from etude.rl.effort import shape_lengths
 from etude.rl.feedback import DETECTORS, Hint, detect_all
@@ -20,12 +22,15 @@ from etude.rl.loss import (
     reference_kl,
     token_logprobs,
 )
-from etude.rl.policy import BytePolicy, muon_optimizer
-from etude.rl.step import StepSettings, rl_step, scheduled
-from etude.rl.toolgrid_run import ModelSettings
+from etude.rl.policy import NativePolicy
 from etude.rl.trajectory import ByteChat, Trajectory
+from etude.rl.update import StepSettings, rl_update, scheduled
 
 DATA = Path(__file__).parent / "data" / "rl"
+
+# the hand-written trajectories of tests/data/rl carry no token ids: updates on them
+# re-tokenize (retokenize=True), which warns
+pytestmark = pytest.mark.filterwarnings("ignore:.*re-tokenized:UserWarning")
 
 
 def test_group_advantages():
@@ -105,14 +110,15 @@ def test_update_with_bad_input_drops_it_and_trains_the_rest():
         ModelSettings(dim=32, n_layers=2, dense_ffn_dim=64, max_seq_len=512).config()
     )
     before = [p.detach().clone() for p in policy.parameters()]
-    metrics = rl_step(
-        policy,
+    metrics = rl_update(
+        NativePolicy(policy),
         muon_optimizer(policy, 0.01),
         ByteChat(),
         [clean, failed, unfit],
         [0, 0, 1],
         hints,
         StepSettings(weights={"tool_not_found": 1.0}),
+        retokenize=True,
     )
     assert any("trajectory 2 dropped" in e and "ascii" in e for e in metrics["errors"])
     assert any(
@@ -136,8 +142,15 @@ def _one_hint_step():
 
     def step(**settings) -> dict:
         weights = {"tool_not_found": 1.0}
-        return rl_step(
-            policy, opt, ByteChat(), [traj], [0], hints, StepSettings(weights=weights, **settings)
+        return rl_update(
+            NativePolicy(policy),
+            opt,
+            ByteChat(),
+            [traj],
+            [0],
+            hints,
+            StepSettings(weights=weights, **settings),
+            retokenize=True,
         )
 
     return step

@@ -59,7 +59,7 @@ TRAJ = Trajectory(
 
 @pytest.fixture(scope="module")
 def smollm2():
-    from etude.rl.hf_model import load_smollm2
+    from etude.serving.hf_model import load_smollm2
 
     torch.manual_seed(0)
     return load_smollm2()

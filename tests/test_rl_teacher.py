@@ -12,11 +12,11 @@ import pytest
 import torch
 
 from etude.models import KVCache, MoETransformer, preset
+from etude.recipes.toolgrid.policy import BytePolicy, allowed_bytes
+from etude.recipes.toolgrid.train import ModelSettings
 from etude.rl.distill import reverse_kl
 from etude.rl.feedback import DETECTORS, Hint, detect_all
-from etude.rl.policy import BytePolicy, allowed_bytes
 from etude.rl.teacher import build_query, cached_teacher_logits_moe, full_teacher_logits
-from etude.rl.toolgrid_run import ModelSettings
 from etude.rl.trajectory import ByteChat, Trajectory, tokenize
 
 DATA = Path(__file__).parent / "data" / "rl"

@@ -22,11 +22,18 @@ from etude.envs.toolgrid import (
     split_registries,
     tool_errors,
 )
+from etude.recipes.toolgrid.policy import BytePolicy
+from etude.recipes.toolgrid.train import ModelSettings
 from etude.rl.feedback import DETECTORS, detect_all
-from etude.rl.policy import BytePolicy
-from etude.rl.sampling import rollout
-from etude.rl.toolgrid_run import ModelSettings
-from etude.rl.trajectory import ByteChat, tokenize
+from etude.rl.trajectory import (
+    ByteChat,
+    Sample,
+    sample_of,
+    tokenize,
+    with_sample,
+    without_samples,
+)
+from etude.serving.native import rollout
 
 REG = Registry((("zop", "add"), ("kav", "neg")))
 TASK = Task(REG, (Request("add", (3, 4)), Request("neg", (2,))), "t")
@@ -119,21 +126,20 @@ def test_demonstrations_solve_the_task_and_carry_hints_in_the_detectors_words():
 
 
 def _reference_rollout(policy, tok, ep, gen, max_turn_tokens):
-    """Sampling without a cache: a full forward for every token."""
+    """Sampling without a cache: a full forward for every token, prompts from `tokenize`."""
     while not ep.done:
-        ids = tok.encode(tok.render(ep.messages, add_generation_prompt=True))
-        out = []
+        ids = tokenize(ep.messages, tok, add_generation_prompt=True).tokens.tolist()
+        out, logprobs, finish = [], [], "length"
         for _ in range(max_turn_tokens):
-            logits = policy(torch.tensor([ids + out]))[0, -1]
+            logits = policy(torch.tensor([ids + out]))[0, -1].float()
             nxt = int(torch.multinomial(torch.softmax(logits, -1), 1, generator=gen))
-            if nxt == ord(tok.END):
-                break
             out.append(nxt)
-        text = tok.decode(out)
-        msg = tok.parse_assistant(text)
-        if tok.render([msg]) != tok.render([{"role": "assistant", "content": text}]):
-            msg = {"role": "assistant", "content": text}
-        ep.step(msg)
+            logprobs.append(float(torch.log_softmax(logits, -1)[nxt]))
+            if nxt == ord(tok.END):
+                finish = "stop"
+                break
+        text = tok.decode(out[:-1] if finish == "stop" else out)
+        ep.step(with_sample(tok.parse_assistant(text), Sample(tuple(out), tuple(logprobs), finish)))
 
 
 def test_kv_cache_sampling_equals_sampling_without_cache():
@@ -146,9 +152,13 @@ def test_kv_cache_sampling_equals_sampling_without_cache():
     with torch.no_grad():
         rollout(policy, tok, a, torch.Generator().manual_seed(5), max_turn_tokens=12)
         _reference_rollout(policy, tok, b, torch.Generator().manual_seed(5), 12)
-    assert a.messages == b.messages
-    tt = tokenize(a.messages, tok)  # what was sampled is exactly what trains
-    assert tok.decode(tt.tokens.tolist()) == tok.render(a.messages)
+    assert without_samples(a.messages) == without_samples(b.messages)
+    samples = [(sample_of(x), sample_of(y)) for x, y in zip(a.messages, b.messages)]
+    samples = [(x, y) for x, y in samples if x is not None]
+    assert {x.finish for x, _ in samples} == {"length"} or len(samples) > 1
+    for x, y in samples:
+        assert x.ids == y.ids and x.finish == y.finish
+        torch.testing.assert_close(torch.tensor(x.logprobs), torch.tensor(y.logprobs))
 
 
 TINY_RUN = """
@@ -201,7 +211,7 @@ def test_etude_rl_config_trains_and_writes_log_and_plots(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ('env = "toolgrid"\n[rl]\nstepz = 3\n', "unknown key(s) in [rl]: stepz"),
+        ('env = "toolgrid"\n[rl]\nstepz = 3\n', "unknown key(s) rl.stepz"),
         ('env = "chess"\n', "unknown env 'chess'"),
         ('env = "toolgrid"\n[feedback]\ndetectors = ["psychic"]\n', "unknown detector(s)"),
         (

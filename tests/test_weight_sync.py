@@ -7,14 +7,14 @@ import gguf
 import pytest
 import torch
 
-from etude.envs.gguf_export import export_gguf, gguf_tensor, permute_rotary
-from etude.envs.weight_sync import (
+from etude.serving.gguf_export import export_gguf, gguf_tensor, permute_rotary
+from etude.serving.hf_model import smollm2_gguf
+from etude.serving.weight_sync import (
     ServedPolicy,
     max_logprob_gap,
     model_logprobs,
     server_completion,
 )
-from etude.rl.hf_model import smollm2_gguf
 
 PROMPT = "The capital of France is"
 LAYER = "model.layers.29."

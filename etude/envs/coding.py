@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from etude.envs.backends import UNPARSED
 from etude.sandbox import Limits, run
+from etude.serving.backends import UNPARSED
 from etude.synth import env as synth_env
 from etude.synth.grade import IGNORED_ON_COPY
 from etude.synth.scrub import ARTIFACT_DIRS

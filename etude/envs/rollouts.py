@@ -9,9 +9,6 @@ interrupted run keeps every episode finished before the interruption.
 
 from __future__ import annotations
 
-import json
-import os
-import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -20,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from etude.envs.coding import Backend, Budget, CodingEnv, EnvSettings, Episode, run_episode
+from etude.rl.trajectory import JsonlWriter
 
 
 @dataclass(frozen=True)
@@ -29,22 +27,6 @@ class Job:
     task_dir: Path
     episode_dir: Path
     group: int
-
-
-class JsonlWriter:
-    """Appends one JSON object per line, flushed and fsynced per line, from many threads."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.Lock()
-
-    def write(self, record: dict) -> None:
-        line = json.dumps(record, ensure_ascii=False) + "\n"
-        with self._lock, self.path.open("a") as f:
-            f.write(line)
-            f.flush()
-            os.fsync(f.fileno())
 
 
 def _one(job: Job, backend: Backend, settings: EnvSettings, budget: Budget) -> Episode:

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
+IS_MODES = ("truncate", "mask")
+
 
 def policy_gradient_loss(
     logprobs: Tensor,
@@ -24,19 +26,76 @@ def policy_gradient_loss(
     mask: Tensor,
     clip_low: float = 0.2,
     clip_high: float = 0.28,
+    *,
+    is_cap: float | None = None,
+    is_mode: str = "truncate",
+    normalizer: float | Tensor | None = None,
 ) -> Tensor:
-    """−mean over trainable tokens of min(ρ·A, clip(ρ, 1−ε_low, 1+ε_high)·A), ρ the
-    probability ratio to the sampling policy (scalar)."""
+    """−Σ over trainable tokens of min(ρ·A, clip(ρ, 1−ε_low, 1+ε_high)·A) / normalizer
+    (default: the number of trainable tokens), ρ = exp(logprobs − old_logprobs) the ratio
+    to the sampling policy (scalar).
+
+    Truncated importance sampling for rollouts from older weights, with cap C: "truncate"
+    caps ρ's value at C (its gradient becomes C·∇log π: the unbounded ρ·A of a negative
+    advantage cannot blow up); "mask" drops tokens whose ρ exceeds C (the normalizer is
+    unchanged, so the kept tokens weigh what they would have)."""
     ratio = torch.exp(logprobs - old_logprobs)
     adv = advantages[:, None].to(ratio.dtype)
+    weight = mask.to(ratio.dtype)
+    if is_cap is not None:
+        if is_mode not in IS_MODES:
+            raise ValueError(f"is_mode must be one of {IS_MODES}, got {is_mode!r}")
+        over = ratio.detach() > is_cap
+        if is_mode == "truncate":
+            ratio = torch.where(over, ratio * (is_cap / ratio.detach()), ratio)
+        else:
+            weight = weight * ~over
     surrogate = torch.minimum(ratio * adv, ratio.clamp(1 - clip_low, 1 + clip_high) * adv)
-    return -(surrogate * mask).sum() / mask.sum().clamp(min=1)
+    if normalizer is None:
+        normalizer = mask.sum().clamp(min=1)
+    return -(surrogate * weight).sum() / normalizer
 
 
-def reference_kl(logprobs: Tensor, ref_logprobs: Tensor, mask: Tensor) -> Tensor:
-    """k3 estimator of KL(π ‖ π_ref) on the sampled tokens, token-mean (scalar)."""
+def ratio_statistics(
+    logprobs: Tensor,
+    old_logprobs: Tensor,
+    advantages: Tensor,
+    mask: Tensor,
+    clip_low: float,
+    clip_high: float,
+    is_cap: float | None,
+) -> dict[str, Tensor]:
+    """Sums over the tokens of `mask` (detached, for logging; divide by `count`): ratio sum,
+    min and max, tokens where clipping zeroes the gradient (ρ > 1+ε_high with A > 0, or
+    ρ < 1−ε_low with A < 0), tokens over the importance-sampling cap, and the sum and max of
+    |log π_trainer − log π_sampler|."""
+    m = mask.bool()
+    ratio = torch.exp(logprobs - old_logprobs).detach()[m]
+    adv = advantages[:, None].expand_as(mask)[m]
+    gap = (logprobs - old_logprobs).detach().abs()[m]
+    clipped = ((adv > 0) & (ratio > 1 + clip_high)) | ((adv < 0) & (ratio < 1 - clip_low))
+    empty = torch.tensor(float("nan"))
+    return {
+        "count": torch.tensor(float(m.sum())),
+        "ratio_sum": ratio.sum(),
+        "ratio_min": ratio.min() if len(ratio) else empty,
+        "ratio_max": ratio.max() if len(ratio) else empty,
+        "clipped": clipped.sum().float(),
+        "capped": (ratio > is_cap).sum().float() if is_cap is not None else torch.tensor(0.0),
+        "gap_sum": gap.sum(),
+        "gap_max": gap.max() if len(gap) else empty,
+    }
+
+
+def reference_kl(
+    logprobs: Tensor, ref_logprobs: Tensor, mask: Tensor, normalizer: float | Tensor | None = None
+) -> Tensor:
+    """k3 estimator of KL(π ‖ π_ref) on the sampled tokens, summed over `mask` and divided by
+    `normalizer` (default: the number of tokens in `mask`) (scalar)."""
     d = ref_logprobs - logprobs
-    return ((torch.exp(d) - d - 1) * mask).sum() / mask.sum().clamp(min=1)
+    if normalizer is None:
+        normalizer = mask.sum().clamp(min=1)
+    return ((torch.exp(d) - d - 1) * mask).sum() / normalizer
 
 
 @dataclass

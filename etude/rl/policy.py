@@ -1,70 +1,77 @@
-"""The tiny policy: an `etude.models` transformer over ByteChat's byte vocabulary, restricted
-to the bytes a trajectory may contain (printable ASCII, newline, end of message), and its
-Muon optimizer with per-head groups for the attention projections."""
+"""The policy protocol `rl_update` trains through: a forward that fills a KV cache, and the
+teacher's logits on a cached prefix. Two implementations: `NativePolicy` for `etude.models`
+transformers (and modules with their call signature, such as the ToolGrid byte policy) and
+`HFPolicy` for Hugging Face causal LMs. Both may wrap an FSDP2-sharded module.
+
+Shapes: tokens [B, T] → logits [B, T, V]; the cache holds the same B rows."""
 
 from __future__ import annotations
 
-import torch
+from typing import Any, Protocol
+
 from torch import Tensor, nn
 
-from etude.models import KVCache, MoEConfig, MoETransformer
-from etude.optim import Muon
-from etude.rl.trajectory import ByteChat
-
-NEG = -1e4  # finite, so that 0·log 0 terms in KL sums stay 0 rather than nan
+from etude.rl.teacher import TeacherQuery, cached_teacher_logits_hf, cached_teacher_logits_moe
 
 
-def allowed_bytes() -> Tensor:
-    """[256] bool: bytes the policy may emit."""
-    ok = torch.zeros(256, dtype=torch.bool)
-    ok[32:127] = True
-    ok[ord("\n")] = True
-    ok[ord(ByteChat.END)] = True
-    return ok
+class Policy(Protocol):
+    """What one RL update needs from a model."""
+
+    module: nn.Module
+
+    def forward_with_cache(self, tokens: Tensor) -> tuple[Tensor, Any]:
+        """Logits [B, T, V] for tokens [B, T], and the cache the forward filled."""
+        ...
+
+    def logits(self, tokens: Tensor) -> Tensor:
+        """Logits [B, T, V] without a cache (a reference model's forward)."""
+        ...
+
+    def teacher_logits(
+        self, cache: Any, rows: list[int], queries: list[TeacherQuery]
+    ) -> list[Tensor]:
+        """Teacher logits [L_q, V] per query (of batch row `rows[q]`) in one forward,
+        reusing the cached prefix."""
+        ...
 
 
-class BytePolicy(nn.Module):
-    """`MoETransformer` whose logits of disallowed bytes are pinned to a large negative value;
-    same call signature (`tokens [B, T]`, `cache`, `start_pos`: an int or one per row [B])
-    and `config`."""
+class NativePolicy:
+    """An `etude.models` transformer: `module(tokens, cache=KVCache, start_pos=)`, with a
+    `config` (`MoEConfig`)."""
 
-    def __init__(self, config: MoEConfig):
-        super().__init__()
-        if config.vocab_size != 256:
-            raise ValueError(f"a byte policy needs vocab_size 256, got {config.vocab_size}")
-        self.model = MoETransformer(config)
-        self.config = config
-        self.register_buffer("bias", torch.where(allowed_bytes(), 0.0, NEG), persistent=False)
+    def __init__(self, module: nn.Module):
+        self.module = module
 
-    def forward(
-        self, tokens: Tensor, cache: KVCache | None = None, start_pos: int | Tensor = 0
-    ) -> Tensor:
-        return self.model(tokens, cache=cache, start_pos=start_pos) + self.bias
+    def forward_with_cache(self, tokens: Tensor) -> tuple[Tensor, Any]:
+        from etude.models import KVCache
+
+        cache = KVCache.empty(self.module.config, tokens.shape[0], tokens.shape[1])
+        return self.module(tokens, cache=cache, start_pos=0), cache
+
+    def logits(self, tokens: Tensor) -> Tensor:
+        return self.module(tokens)
+
+    def teacher_logits(
+        self, cache: Any, rows: list[int], queries: list[TeacherQuery]
+    ) -> list[Tensor]:
+        return cached_teacher_logits_moe(self.module, cache, rows, queries)
 
 
-def muon_optimizer(policy: BytePolicy, lr: float, weight_decay: float = 0.0) -> Muon:
-    """Muon with per-head Newton–Schulz on attention projections, whole matrices for the FFN,
-    AdamW for embeddings, norms and the output head."""
-    heads, kv_heads = policy.config.n_heads, policy.config.n_kv_heads
-    groups: dict[str, list] = {"q_o": [], "kv": [], "rest": []}
-    for name, p in policy.named_parameters():
-        if name.endswith(("wq.weight", "wo.weight")):
-            groups["q_o"].append((name, p))
-        elif name.endswith(("wk.weight", "wv.weight")):
-            groups["kv"].append((name, p))
-        else:
-            groups["rest"].append((name, p))
-    wo = [(n, p) for n, p in groups["q_o"] if n.endswith("wo.weight")]
-    wq = [(n, p) for n, p in groups["q_o"] if n.endswith("wq.weight")]
-    return Muon(
-        [
-            {"params": wq, "heads": heads, "head_dim": 0},
-            {"params": wo, "heads": heads, "head_dim": 1},
-            {"params": groups["kv"], "heads": kv_heads, "head_dim": 0},
-            {"params": groups["rest"]},
-        ],
-        lr=lr,
-        weight_decay=weight_decay,
-        adjust_lr_fn="match_rms_adamw",
-        ns_dtype=torch.float32,
-    )
+class HFPolicy:
+    """A Hugging Face causal LM (`module(input_ids=, use_cache=)` returning `.logits` and
+    `.cache`, or `.past_key_values` before transformers 5)."""
+
+    def __init__(self, module: nn.Module):
+        self.module = module
+
+    def forward_with_cache(self, tokens: Tensor) -> tuple[Tensor, Any]:
+        out = self.module(input_ids=tokens, use_cache=True)
+        return out.logits, out.cache if hasattr(out, "cache") else out.past_key_values
+
+    def logits(self, tokens: Tensor) -> Tensor:
+        return self.module(input_ids=tokens).logits
+
+    def teacher_logits(
+        self, cache: Any, rows: list[int], queries: list[TeacherQuery]
+    ) -> list[Tensor]:
+        return cached_teacher_logits_hf(self.module, cache, rows, queries)

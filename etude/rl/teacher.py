@@ -88,11 +88,14 @@ def full_teacher_logits(model, student_tokens: Tensor, q: TeacherQuery) -> Tenso
     return _continuation_logits(logits[q.insert_at :], q)
 
 
-def cached_teacher_logits_moe(model, cache, row: int, queries: list[TeacherQuery]) -> list[Tensor]:
-    """Teacher logits for every query of one trajectory with an `etude.models` transformer,
-    all queries in one batch.
+def cached_teacher_logits_moe(
+    model, cache, row: int | list[int], queries: list[TeacherQuery]
+) -> list[Tensor]:
+    """Teacher logits for every query with an `etude.models` transformer, all queries in one
+    batch.
 
-    `cache` is the KVCache the student's forward filled (row `row` is this trajectory). Each
+    `cache` is the KVCache the student's forward filled; `row` is the cache row of every
+    query's trajectory (one int), or of each query (a list). Each
     query becomes a batch row of a private cache holding the student's detached prefix; the
     row runs its hint + continuation from its own `insert_at` (per-row start positions, or
     one start when all rows share it), overwriting the prefix past that point, so it attends
@@ -109,8 +112,9 @@ def cached_teacher_logits_moe(model, cache, row: int, queries: list[TeacherQuery
     inserts = [q.insert_at for q in queries]
     prefix = max(inserts)
     own = KVCache.empty(model.config, len(queries), prefix + length, dtype, device)
+    rows = [row] * len(queries) if isinstance(row, int) else row
     for mine, theirs in zip(own.keys + own.values, cache.keys + cache.values):
-        mine[:, :prefix] = theirs[row : row + 1, :prefix].detach()
+        mine[:, :prefix] = theirs[rows, :prefix].detach()
     ids = torch.zeros(len(queries), length, dtype=torch.long, device=device)
     for i, new in enumerate(news):
         ids[i, : len(new)] = new
@@ -121,12 +125,15 @@ def cached_teacher_logits_moe(model, cache, row: int, queries: list[TeacherQuery
     return [_continuation_logits(logits[i], q) for i, q in enumerate(queries)]
 
 
-def cached_teacher_logits_hf(model, past, row: int, queries: list[TeacherQuery]) -> list[Tensor]:
-    """Teacher logits for every query of one trajectory with a Hugging Face causal LM, all
-    queries in one batch.
+def cached_teacher_logits_hf(
+    model, past, row: int | list[int], queries: list[TeacherQuery]
+) -> list[Tensor]:
+    """Teacher logits for every query with a Hugging Face causal LM, all queries in one
+    batch.
 
-    `past` is the student forward's cache (`DynamicCache`, keys [B, kv_heads, T, d]); row
-    `row` is this trajectory. Each query becomes a batch row whose cache holds the student's
+    `past` is the student forward's cache (`DynamicCache`, keys [B, kv_heads, T, d]); `row`
+    is the cache row of every query's trajectory (one int), or of each query (a list).
+    Each query becomes a batch row whose cache holds the student's
     detached prefix keys up to the largest insertion point; a 4-D mask hides, per row, the
     prefix past its own `insert_at` and the padding of shorter rows, and RoPE positions are
     given explicitly. -> list of [L_q, V] in the order of `queries`."""
@@ -138,10 +145,11 @@ def cached_teacher_logits_hf(model, past, row: int, queries: list[TeacherQuery])
     prefix = max(q.insert_at for q in queries)
     news = [torch.cat([q.hint_tokens, q.continuation]) for q in queries]
     length = max(len(n) for n in news)
+    rows = [row] * h if isinstance(row, int) else row
     layers = []
     for layer in past.layers:
-        k = layer.keys[row : row + 1, :, :prefix].detach().expand(h, -1, -1, -1)
-        v = layer.values[row : row + 1, :, :prefix].detach().expand(h, -1, -1, -1)
+        k = layer.keys[rows, :, :prefix].detach()
+        v = layer.values[rows, :, :prefix].detach()
         layers.append((k.contiguous(), v.contiguous()))
     cache = DynamicCache(layers)
     ids = torch.zeros(h, length, dtype=torch.long)

@@ -11,12 +11,27 @@ Hugging Face fast tokenizers (`HFChat`) and the project's byte-level tokenizer
 Templates that ignore `tool_calls` (SmolLM2's, for example) would drop the calls; `HFChat`
 detects this once and renders calls into the content as `<tool_call>{json}</tool_call>`
 (the Hermes convention), so a trajectory always reads the same as what the policy produced.
+
+Token in, token out: an assistant message a sampler produced carries its token view under
+the key `"sample"` (`Sample`: the exact ids, their sampler log-probs, and why the turn
+ended). `tokenize` takes those ids verbatim for policy turns and the chat template for
+everything else: the template's header before a turn and its end-of-turn text after it are
+context, never trainable; a turn that ended on its stop token keeps that token (the sampler
+produced it) and only the template text after it is added; a turn cut by the token budget
+gets no stop token. Samplers build their prompts with the same function
+(`add_generation_prompt=True`), so the context a turn was sampled from is exactly the
+context it trains in. The JSONL record (`Trajectory.to_dict`, `write_jsonl`, `read_jsonl`)
+is the OpenAI Chat Completions view plus these `"sample"` keys.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
 import jinja2
@@ -28,6 +43,10 @@ Message = dict[str, Any]
 
 class TemplateError(ValueError):
     """A trajectory that does not fit a chat template, or a tokenizer without one."""
+
+
+class TrajectoryFormatError(TemplateError):
+    """A trajectory record that is not in etude's format (for example, no token ids)."""
 
 
 class ChatTokenizer(Protocol):
@@ -42,19 +61,86 @@ class ChatTokenizer(Protocol):
     def decode(self, ids: list[int]) -> str: ...
 
 
+FINISH_REASONS = ("stop", "length")
+
+
+@dataclass(frozen=True)
+class Sample:
+    """The token view of one sampled assistant turn. `ids`: the tokens the sampler produced,
+    in order; `logprobs`: log π_sampler(id | context) of each, from the sampling model's
+    logits at temperature 1 (the policy's own probability, before temperature or top-p);
+    `finish`: "stop" (the last id is the stop token the sampler emitted) or "length" (cut
+    by the token budget: no stop token). A log-prob is None where the sampler reported none
+    (a server that does not return the stop token's); such tokens train with ratio 1."""
+
+    ids: tuple[int, ...]
+    logprobs: tuple[float | None, ...]
+    finish: str
+
+    def __post_init__(self):
+        if self.finish not in FINISH_REASONS:
+            raise TrajectoryFormatError(
+                f"sample finish must be one of {FINISH_REASONS}, got {self.finish!r}"
+            )
+        if len(self.ids) != len(self.logprobs):
+            raise TrajectoryFormatError(
+                f"sample has {len(self.ids)} ids but {len(self.logprobs)} log-probs"
+            )
+        if not self.ids:
+            raise TrajectoryFormatError("sample has no token ids")
+
+    def to_dict(self) -> dict:
+        return {"ids": list(self.ids), "logprobs": list(self.logprobs), "finish": self.finish}
+
+    @classmethod
+    def from_dict(cls, d: Any) -> Sample:
+        if not isinstance(d, dict) or not {"ids", "logprobs", "finish"} <= d.keys():
+            raise TrajectoryFormatError(
+                f"a sample needs 'ids', 'logprobs' and 'finish', got {str(d)[:120]}"
+            )
+        ids, lps = d["ids"], d["logprobs"]
+        if not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
+            raise TrajectoryFormatError("sample ids must be integers")
+        if not all(
+            x is None or (isinstance(x, int | float) and not isinstance(x, bool)) for x in lps
+        ):
+            raise TrajectoryFormatError("sample log-probs must be numbers or null")
+        return cls(tuple(ids), tuple(None if x is None else float(x) for x in lps), d["finish"])
+
+
+def with_sample(message: Message, sample: Sample) -> Message:
+    """`message` carrying the token view of the turn that produced it."""
+    return {**message, "sample": sample.to_dict()}
+
+
+def sample_of(message: Message) -> Sample | None:
+    """The message's Sample, or None for a message no sampler produced."""
+    raw = message.get("sample")
+    return None if raw is None else Sample.from_dict(raw)
+
+
+def without_samples(messages: list[Message]) -> list[Message]:
+    """The plain Chat Completions view (what is sent to a server)."""
+    return [{k: v for k, v in m.items() if k != "sample"} for m in messages]
+
+
 @dataclass
 class TokenizedTrajectory:
     """One trajectory as tokens. All tensors are [T].
 
     `turn[i]` is the index of the message token i belongs to; `trainable[i]` is True for
-    tokens the policy generated (assistant content and calls, and the end-of-turn token),
-    False for context (system, user, tool outputs, role headers). `spans[m]` is message m's
-    token range `(start, end)`, header included."""
+    tokens the policy generated (a sampled turn's ids; for an assistant message without a
+    sample, its re-tokenized text), False for context (system, user, tool outputs, the
+    template's role headers and end-of-turn text). `sampled[i]` is True for tokens with a
+    sampler log-prob, `sampler_logprobs[i]` (0 elsewhere): log π_sampler(token i | < i).
+    `spans[m]` is message m's token range `(start, end)`, header included."""
 
     tokens: Tensor
     turn: Tensor
     trainable: Tensor
     spans: list[tuple[int, int]]
+    sampled: Tensor
+    sampler_logprobs: Tensor
 
     def turn_mask(self, message_index: int) -> Tensor:
         """[T] bool: the trainable tokens of one message."""
@@ -100,49 +186,122 @@ def validate_messages(messages: list[Message]) -> None:
                 raise TemplateError(f"message {i}: tool call without function.name: {call!r}")
 
 
-def tokenize(messages: list[Message], tok: ChatTokenizer) -> TokenizedTrajectory:
+class _Sequence:
+    """Builds a token sequence from context text runs and sampled ids (see `tokenize`)."""
+
+    def __init__(self, tok: ChatTokenizer):
+        self.tok = tok
+        self.ids: list[int] = []
+        self.turn: list[int] = []
+        self.trainable: list[bool] = []
+        self.logprobs: list[float | None] = []
+        self.run = ""  # context text not yet encoded
+        self.labels: list[tuple[int, int, bool]] = []  # (char start in run, message, trainable)
+
+    def text(self, text: str, message: int, trainable: bool = False) -> None:
+        if text:
+            self.labels.append((len(self.run), message, trainable))
+            self.run += text
+
+    def flush(self) -> None:
+        if not self.run:
+            return
+        ids, offsets = self.tok.encode_with_offsets(self.run)
+        k = 0
+        for tid, off in zip(ids, offsets):
+            while k + 1 < len(self.labels) and off >= self.labels[k + 1][0]:
+                k += 1
+            _, message, trainable = self.labels[k]
+            self.ids.append(tid)
+            self.turn.append(message)
+            self.trainable.append(trainable)
+            self.logprobs.append(None)
+        self.run, self.labels = "", []
+
+    def sampled(self, sample: Sample, message: int) -> None:
+        self.flush()
+        self.ids += sample.ids
+        self.turn += [message] * len(sample.ids)
+        self.trainable += [True] * len(sample.ids)
+        self.logprobs += sample.logprobs
+
+
+_PROBE = "\x01etude-turn-body\x01"
+
+
+def _end_of_turn(tok: ChatTokenizer, messages: list[Message], i: int, prompt: str) -> str:
+    """The text the template writes after assistant message i's body (e.g. `<|im_end|>\\n`),
+    found by rendering a probe body in its place."""
+    probe = tok.render([*messages[:i], {"role": "assistant", "content": _PROBE}])
+    at = probe.find(_PROBE, len(prompt))
+    if at < 0:
+        raise TemplateError(f"message {i}: the chat template does not render an assistant body")
+    return probe[at + len(_PROBE) :]
+
+
+def tokenize(
+    messages: list[Message], tok: ChatTokenizer, *, add_generation_prompt: bool = False
+) -> TokenizedTrajectory:
     """Render `messages` with `tok`'s chat template and label every token (see module doc).
+
+    An assistant message with a `"sample"` contributes its sampled ids verbatim (trainable,
+    with their sampler log-probs); one without (a demonstration) contributes its
+    re-tokenized text, trainable after the generation prompt. `add_generation_prompt`
+    appends the header of the next assistant turn: the prompt a sampler continues.
 
     Raises TemplateError when the template does not render the trajectory as a sequence of
     extensions (each prefix's rendering a prefix of the next), which every
     append-only chat template satisfies."""
     validate_messages(messages)
-    bounds = [0]  # character offset where each message starts, then the total length
-    starts = []  # character offset where each assistant message's generated text starts
+    seq = _Sequence(tok)
     previous = ""
     for i, m in enumerate(messages):
-        if m["role"] == "assistant":
-            prompt = tok.render(messages[:i], add_generation_prompt=True)
-            if not prompt.startswith(previous):
-                raise TemplateError(f"template re-renders earlier messages at message {i}")
-            starts.append(len(prompt))
-        else:
-            starts.append(None)
         text = tok.render(messages[: i + 1])
         if not text.startswith(previous):
             raise TemplateError(
                 f"message {i} ({m['role']}) changes how earlier messages render; "
                 "the trajectory does not fit this chat template"
             )
-        bounds.append(len(text))
+        if m["role"] != "assistant":
+            seq.text(text[len(previous) :], i)
+            previous = text
+            continue
+        prompt = tok.render(messages[:i], add_generation_prompt=True)
+        if not prompt.startswith(previous) or not text.startswith(prompt):
+            raise TemplateError(f"template re-renders earlier messages at message {i}")
+        seq.text(prompt[len(previous) :], i)
+        sample = sample_of(m)
+        if sample is None:
+            seq.text(text[len(prompt) :], i, trainable=True)
+        else:
+            seq.sampled(sample, i)
+            after = _end_of_turn(tok, messages, i, prompt)
+            stop = tok.decode([sample.ids[-1]]) if sample.finish == "stop" else ""
+            if stop and after.startswith(stop):
+                after = after[len(stop) :]  # the sampler already produced the stop token
+            seq.text(after, i)
         previous = text
-    ids, offsets = tok.encode_with_offsets(previous)
-    turn, trainable = [], []
-    m = 0
-    for off in offsets:
-        while m + 1 < len(messages) and off >= bounds[m + 1]:
-            m += 1
-        turn.append(m)
-        trainable.append(starts[m] is not None and off >= starts[m])
+    if add_generation_prompt:
+        prompt = tok.render(messages, add_generation_prompt=True)
+        if not prompt.startswith(previous):
+            raise TemplateError("the generation prompt re-renders earlier messages")
+        seq.text(prompt[len(previous) :], len(messages) - 1)
+    seq.flush()
     spans = []
+    turn = torch.tensor(seq.turn, dtype=torch.long)
     for i in range(len(messages)):
-        idx = [j for j, t in enumerate(turn) if t == i]
-        spans.append((idx[0], idx[-1] + 1) if idx else (0, 0))
+        idx = (turn == i).nonzero().squeeze(-1)
+        spans.append((int(idx[0]), int(idx[-1]) + 1) if len(idx) else (0, 0))
+    sampled = [lp is not None for lp in seq.logprobs]
     return TokenizedTrajectory(
-        tokens=torch.tensor(ids, dtype=torch.long),
-        turn=torch.tensor(turn, dtype=torch.long),
-        trainable=torch.tensor(trainable, dtype=torch.bool),
+        tokens=torch.tensor(seq.ids, dtype=torch.long),
+        turn=turn,
+        trainable=torch.tensor(seq.trainable, dtype=torch.bool),
         spans=spans,
+        sampled=torch.tensor(sampled, dtype=torch.bool),
+        sampler_logprobs=torch.tensor(
+            [0.0 if lp is None else lp for lp in seq.logprobs], dtype=torch.float32
+        ),
     )
 
 
@@ -269,12 +428,25 @@ class Trajectory:
     def tool_names(self) -> list[str]:
         return [t["function"]["name"] for t in self.tools or []]
 
+    def unsampled_turns(self) -> list[int]:
+        """Indices of assistant messages without a token view (the old format)."""
+        return [
+            i for i, m in enumerate(self.messages) if m["role"] == "assistant" and "sample" not in m
+        ]
+
     @classmethod
     def from_dict(cls, d: dict) -> Trajectory:
         """Read one JSONL record (`messages` required; `tools`, `task_id`, `reward` optional;
-        other keys go to `metadata`)."""
-        if "messages" not in d:
-            raise TemplateError("trajectory record has no 'messages'")
+        other keys go to `metadata`). Raises TrajectoryFormatError for a malformed record or
+        sample."""
+        if not isinstance(d, dict) or "messages" not in d:
+            raise TrajectoryFormatError("trajectory record has no 'messages'")
+        validate_messages(d["messages"])
+        for i, m in enumerate(d["messages"]):
+            try:
+                sample_of(m)
+            except TrajectoryFormatError as err:
+                raise TrajectoryFormatError(f"message {i}: {err}") from err
         known = {"messages", "tools", "task_id", "reward"}
         extra = {k: v for k, v in d.items() if k not in known}
         return cls(d["messages"], d.get("tools"), d.get("task_id"), d.get("reward"), extra or None)
@@ -286,3 +458,35 @@ class Trajectory:
                 out[key] = getattr(self, key)
         out.update(self.metadata or {})
         return out
+
+
+def read_jsonl(path: str | Path) -> Iterator[Trajectory]:
+    """Trajectories from a JSONL file, one record per line (blank lines skipped). Raises
+    TrajectoryFormatError naming the line of the first bad record."""
+    with Path(path).open() as f:
+        for number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                yield Trajectory.from_dict(json.loads(line))
+            except (json.JSONDecodeError, TemplateError) as err:
+                raise TrajectoryFormatError(f"{path}, line {number}: {err}") from err
+
+
+class JsonlWriter:
+    """Appends one JSON object per line, flushed and fsynced per line, from many threads, so
+    an interrupted run leaves only whole records."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+
+    def write(self, record: dict | Trajectory) -> None:
+        if isinstance(record, Trajectory):
+            record = record.to_dict()
+        line = json.dumps(record, ensure_ascii=False) + "\n"
+        with self._lock, self.path.open("a") as f:
+            f.write(line)
+            f.flush()
+            os.fsync(f.fileno())

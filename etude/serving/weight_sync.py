@@ -1,6 +1,6 @@
 """Keeping an OpenAI-compatible server on-policy: after each update the trained model is
-exported to a GGUF (`etude.envs.gguf_export`) and the llama.cpp server this process owns
-(`etude.envs.llama_server`) is restarted on it. `version` is the number of updates the
+exported to a GGUF (`etude.serving.gguf_export`) and the llama.cpp server this process owns
+(`etude.serving.llama_server`) is restarted on it. `version` is the number of updates the
 served weights have seen; the loop records it with every rollout. `server_completion`,
 `model_logprobs` and `max_logprob_gap` check that a server serves the trainer's weights."""
 
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import torch
 
-from etude.envs.gguf_export import export_gguf
-from etude.envs.llama_server import LlamaServer
+from etude.serving.gguf_export import export_gguf
+from etude.serving.llama_server import LlamaServer
 
 
 class ServedPolicy:

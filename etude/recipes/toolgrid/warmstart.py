@@ -9,19 +9,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from etude.rl.batch import pad_batch
 from etude.rl.trajectory import ChatTokenizer, Message, tokenize
-
-
-def pad_batch(seqs: list[Tensor], masks: list[Tensor]) -> tuple[Tensor, Tensor]:
-    """Right-pad token sequences [T_i] and masks [T_i] to [B, T_max] (pad token 0, mask False);
-    right padding leaves a causal model's outputs at real positions unchanged."""
-    t = max(len(s) for s in seqs)
-    tokens = torch.zeros(len(seqs), t, dtype=torch.long)
-    mask = torch.zeros(len(seqs), t, dtype=torch.bool)
-    for i, (s, m) in enumerate(zip(seqs, masks)):
-        tokens[i, : len(s)] = s
-        mask[i, : len(m)] = m
-    return tokens, mask
 
 
 def sft_loss(policy, tokens: Tensor, mask: Tensor) -> Tensor:

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import torch
 
-from etude.envs.coding_config import CodingConfig
+from etude.recipes.coding.config import CodingConfig
 
 # Settings a resumed run may change: they do not change what is trained or how.
 RESUMABLE_CHANGES = {

@@ -24,7 +24,7 @@ import shutil
 from pathlib import Path
 
 from etude.envs.coding import Backend, Budget, CodingEnv, EnvSettings, run_episode
-from etude.envs.rollouts import JsonlWriter
+from etude.rl.trajectory import JsonlWriter
 from etude.synth.candidate import Job, Settings, process
 from etude.synth.delete import delete_definitions
 from etude.synth.discover import Repo, module_name
@@ -231,7 +231,7 @@ def main(
 ) -> int:
     """`etude synth-agent`: one model-made deletion task. Prints the task directory (exit 0)
     or why the model's deletion was rejected (exit 1); bad input raises SynthError."""
-    from etude.envs.backends import HFBackend, OpenAIBackend
+    from etude.serving.backends import HFBackend, OpenAIBackend
 
     rel, name = parse_feature(feature)
     if not Path(repo).is_dir():
@@ -245,7 +245,7 @@ def main(
             raise SynthError("--backend openai needs --endpoint URL (e.g. http://HOST:PORT/v1)")
         policy = OpenAIBackend(endpoint, model, max_tokens=max_new_tokens, temperature=0.0)
     elif backend == "local":
-        from etude.rl.hf_model import load_smollm2
+        from etude.serving.hf_model import load_smollm2
 
         policy = HFBackend(*load_smollm2(), max_new_tokens=max_new_tokens, temperature=0.0)
     else:

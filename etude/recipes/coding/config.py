@@ -4,13 +4,15 @@ section or key, or a value of the wrong type, is an error naming it."""
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass, field, fields, is_dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from etude.envs.reward import REWARD_KINDS
+from etude.config import from_dict
 from etude.monitor import SEVERITIES, ZEROING_SEVERITY
+from etude.recipes.coding.reward import REWARD_KINDS
 from etude.rl.distill import ESTIMATORS
 from etude.rl.feedback import DETECTORS
+from etude.rl.loss import IS_MODES
 
 
 @dataclass
@@ -70,6 +72,8 @@ class LossSettings:
     teacher_temperature: float = 1.0
     clip_low: float = 0.2
     clip_high: float = 0.28
+    is_cap: float = 0.0  # truncated importance sampling cap on π/π_sampler; 0 = off
+    is_mode: str = "truncate"
     effort_alpha: float = 0.0
     max_tokens: int = 4096
     weights: dict[str, float] = field(
@@ -124,34 +128,11 @@ class CodingConfig:
     optim: OptimSettings = field(default_factory=OptimSettings)
 
 
-def _build(cls, data: dict, where: str):
-    known = {f.name: f for f in fields(cls)}
-    unknown = sorted(set(data) - set(known))
-    if unknown:
-        raise ValueError(f"unknown key(s) {unknown} in [{where or 'top level'}]")
-    values = {}
-    for name, value in data.items():
-        default = getattr(cls(), name)
-        if is_dataclass(default):
-            if not isinstance(value, dict):
-                raise ValueError(f"[{name}] must be a table")
-            values[name] = _build(type(default), value, name)
-            continue
-        expected = type(default)
-        ok = isinstance(value, expected) or (expected is float and isinstance(value, int))
-        if not ok or (expected is int and isinstance(value, bool)):
-            raise ValueError(
-                f"{where + '.' if where else ''}{name} must be {expected.__name__}, got {value!r}"
-            )
-        values[name] = float(value) if expected is float else value
-    return cls(**values)
-
-
 def parse_config(data: dict) -> CodingConfig:
     """A CodingConfig from a parsed TOML document whose `env` is "coding"."""
     if data.get("env") != "coding":
         raise ValueError(f"env must be 'coding' for the coding loop, got {data.get('env')!r}")
-    cfg = _build(CodingConfig, {k: v for k, v in data.items() if k != "env"}, "")
+    cfg = from_dict(CodingConfig, {k: v for k, v in data.items() if k != "env"})
     checks = [
         (cfg.model.backend in ("local", "openai"), "model.backend must be 'local' or 'openai'"),
         (cfg.model.serve in ("", "llama_cpp"), "model.serve must be '' or 'llama_cpp'"),
@@ -171,6 +152,8 @@ def parse_config(data: dict) -> CodingConfig:
         (cfg.reward.kind in REWARD_KINDS, f"reward.kind must be one of {REWARD_KINDS}"),
         (cfg.reward.hack_severity in SEVERITIES, f"reward.hack_severity: one of {SEVERITIES}"),
         (cfg.loss.estimator in ESTIMATORS, f"loss.estimator must be one of {ESTIMATORS}"),
+        (cfg.loss.is_mode in IS_MODES, f"loss.is_mode must be one of {IS_MODES}"),
+        (cfg.loss.is_cap >= 0, "loss.is_cap must be >= 0 (0: off)"),
         (cfg.optim.train_layers >= 0, "optim.train_layers must be >= 0"),
         (cfg.iterations >= 1, "iterations must be at least 1"),
         (cfg.rollout.concurrency >= 1, "rollout.concurrency must be at least 1"),

@@ -19,9 +19,9 @@ import statistics
 import torch
 
 from etude.envs.toolgrid import ARGS, NAMES, Task, call_message, sample_task
+from etude.recipes.toolgrid.policy import BytePolicy
+from etude.recipes.toolgrid.train import PLACEBO_TEXT, RunConfig
 from etude.rl.feedback.detectors import not_found_text
-from etude.rl.policy import BytePolicy
-from etude.rl.toolgrid_run import PLACEBO_TEXT, RunConfig
 from etude.rl.trajectory import ByteChat, Message, tokenize
 
 CONTEXTS = ("none", "hint", "placebo")

@@ -13,8 +13,9 @@ and evaluation sampling, not the warm start):
 - placebo λ=a: targeted, but the hint text is irrelevant.
 
 `etude rl experiment toolgrid` runs it and writes `textual_feedback.json` and a PNG plot.
-Before the arms, the warm start must pass the hint-reading check (`etude.rl.hint_reading`):
-with a teacher no better than the student, the KL arms only measure distilling toward noise.
+Before the arms, the warm start must pass the hint-reading check
+(`etude.recipes.toolgrid.hint_reading`): with a teacher no better than the student, the KL
+arms only measure distilling toward noise.
 """
 
 from __future__ import annotations
@@ -30,9 +31,9 @@ from pathlib import Path
 
 import torch
 
-from etude.rl.hint_reading import hint_reading, reads_hints
-from etude.rl.policy import BytePolicy
-from etude.rl.toolgrid_run import RunConfig, load_config, train, warm_started_policy
+from etude.recipes.toolgrid.hint_reading import hint_reading, reads_hints
+from etude.recipes.toolgrid.policy import BytePolicy
+from etude.recipes.toolgrid.train import RunConfig, load_config, train, warm_started_policy
 
 
 def paired_bootstrap(
@@ -111,8 +112,9 @@ def run_experiment(
     workers: int = 2,
     require_hint_reading: bool = True,
 ) -> dict:
-    """Warm-start once, check that the warm start reads hints (`etude.rl.hint_reading`),
-    run every arm × seed (in `workers` processes, logs under `runs`), summarize into
+    """Warm-start once, check that the warm start reads hints
+    (`etude.recipes.toolgrid.hint_reading`), run every arm × seed (in `workers` processes,
+    logs under `runs`), summarize into
     `out/textual_feedback.json` and `.png`. When the check fails and `require_hint_reading`
     is set, no arm runs: the result goes to `out/hint_reading.json` and `HintReadingError`
     says why.

@@ -20,12 +20,12 @@ import torch
 from etude.demo import DemoSection
 from etude.envs.toolgrid import Episode, sample_task, split_registries
 from etude.models import KVCache
+from etude.recipes.toolgrid.policy import allowed_bytes
+from etude.recipes.toolgrid.train import RunConfig, load_config, train, warm_started_policy
 from etude.rl.feedback import DETECTORS, detect_all
-from etude.rl.policy import allowed_bytes
-from etude.rl.sampling import rollout
 from etude.rl.teacher import build_query, cached_teacher_logits_moe, full_teacher_logits
-from etude.rl.toolgrid_run import RunConfig, load_config, train, warm_started_policy
 from etude.rl.trajectory import ByteChat, tokenize
+from etude.serving.native import rollout
 
 CONFIG = Path(__file__).resolve().parents[2] / "configs" / "toolgrid.toml"
 

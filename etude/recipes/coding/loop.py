@@ -6,16 +6,17 @@ Layout of `out_dir`:
     iter_NNNN/rollouts.jsonl     every episode as it finishes (trajectory format)
     iter_NNNN/graded.jsonl       the same with reward, grade, findings and hints
     metrics.jsonl                one summary record per iteration (1..the last one finished)
-    checkpoint/                  what a resumed run needs (etude.envs.checkpoint)
+    checkpoint/                  what a resumed run needs (etude.recipes.coding.checkpoint)
 
 Reward: the grader's result (`reward.kind`), zeroed when the monitor finds a hack at or
 above `reward.hack_severity`; that finding becomes a hint (category "monitor") on its turn,
 next to the hints of the configured detectors and of the judge (`[judge]`, off by default).
-The update is `hf_rl_step` (L_RL + Σ λ·KL_h) with `etude.optim.Muon`.
+The update is `etude.rl.update.rl_update` (L_RL + Σ λ·KL_h, ratios against the
+sampler's log-probs) with `etude.optim.Muon`, one trajectory per forward.
 
 A run whose out_dir holds a checkpoint continues from it with `resume=True` (`etude rl
 --config FILE --resume`) and is refused without it; the config must match the checkpoint's
-except for the settings in `etude.envs.checkpoint.RESUMABLE_CHANGES`.
+except for the settings in `etude.recipes.coding.checkpoint.RESUMABLE_CHANGES`.
 """
 
 from __future__ import annotations
@@ -33,8 +34,11 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from etude.envs.backends import HFBackend, OpenAIBackend
-from etude.envs.checkpoint import (
+from etude.envs.coding import Backend, Budget, EnvSettings, Episode
+from etude.envs.rollouts import Job, run_rollouts
+from etude.monitor import monitor_trajectory, parse_line
+from etude.monitor.task import task_from_dict
+from etude.recipes.coding.checkpoint import (
     check_resumable,
     find_checkpoint,
     load_checkpoint,
@@ -42,18 +46,15 @@ from etude.envs.checkpoint import (
     reconcile_metrics,
     save_checkpoint,
 )
-from etude.envs.coding import Backend, Budget, EnvSettings, Episode
-from etude.envs.coding_config import CodingConfig
-from etude.envs.judge import judge_summary, judge_trajectory, make_judge
-from etude.envs.policy_update import hf_rl_step
-from etude.envs.reward import graded_reward, monitor_hints, screen
-from etude.envs.rollouts import Job, JsonlWriter, run_rollouts
-from etude.envs.weight_sync import ServedPolicy
-from etude.monitor import monitor_trajectory, parse_line
-from etude.monitor.task import task_from_dict
+from etude.recipes.coding.config import CodingConfig
+from etude.recipes.coding.judge import judge_summary, judge_trajectory, make_judge
+from etude.recipes.coding.reward import graded_reward, monitor_hints, screen
 from etude.rl.feedback import DETECTORS, Hint, JudgeDetector, detect_all
-from etude.rl.step import StepSettings
-from etude.rl.trajectory import HFChat, Trajectory
+from etude.rl.policy import HFPolicy
+from etude.rl.trajectory import HFChat, JsonlWriter, Trajectory
+from etude.rl.update import StepSettings, rl_update
+from etude.serving.backends import HFBackend, OpenAIBackend
+from etude.serving.weight_sync import ServedPolicy
 from etude.synth.errors import SynthError
 from etude.synth.grade import grade
 from etude.synth.task import load_task
@@ -152,6 +153,8 @@ def _backend(cfg: CodingConfig, model, tok, served: ServedPolicy | None) -> Back
             m.served_model,
             max_tokens=m.max_new_tokens,
             temperature=m.temperature,
+            tokenizer=tok,  # token mode: each turn's ids and log-probs, for the update
+            off_policy=m.off_policy,
         )
     return HFBackend(
         model,
@@ -258,19 +261,18 @@ def run_iteration(
         teacher_temperature=cfg.loss.teacher_temperature,
         clip_low=cfg.loss.clip_low,
         clip_high=cfg.loss.clip_high,
+        is_cap=cfg.loss.is_cap or None,
+        is_mode=cfg.loss.is_mode,
         effort_alpha=cfg.loss.effort_alpha,
+        max_tokens=cfg.loss.max_tokens,
+        micro_batch=1,  # a 49k-token vocabulary makes a batch's logits large
     )
     if trajectories:
-        step = hf_rl_step(
-            model,
-            optimizer,
-            HFChat(tok),
-            trajectories,
-            groups,
-            hints,
-            step_settings,
-            max_tokens=cfg.loss.max_tokens,
+        model.train()
+        step = rl_update(
+            HFPolicy(model), optimizer, HFChat(tok), trajectories, groups, hints, step_settings
         )
+        model.eval()
     else:
         step = {"skipped": True, "errors": ["no trajectory to train on"], "trajectories": 0}
     times["training"] = time.perf_counter() - start
@@ -396,7 +398,7 @@ def train(
     import torch
 
     from etude.optim import Muon
-    from etude.rl.hf_model import load_smollm2
+    from etude.serving.hf_model import load_smollm2
 
     console = console or Console(stderr=True)
     checkpoint = _start(cfg, resume)
@@ -420,7 +422,7 @@ def train(
     reconcile_metrics(out, done, last)
     served = None
     if cfg.model.serve == "llama_cpp":
-        from etude.rl.hf_model import smollm2_gguf
+        from etude.serving.hf_model import smollm2_gguf
 
         served = ServedPolicy(out / "served", smollm2_gguf(), cfg.model.max_context)
     try:
@@ -444,7 +446,7 @@ def train(
 def main(data: dict, resume: bool = False) -> int:
     """`etude rl --config FILE [--resume]` with `env = "coding"`: parse `data` (the TOML
     document), train, and print where the results are."""
-    from etude.envs.coding_config import parse_config
+    from etude.recipes.coding.config import parse_config
 
     cfg = parse_config(data)
     summaries = train(cfg, resume=resume)

@@ -23,7 +23,7 @@ def run_config(path: str, resume: bool = False) -> int:
     if resume and env != "coding":
         raise ValueError(f"--resume is supported for env = 'coding' only, not {env!r}")
     if env == "toolgrid":
-        from etude.rl.toolgrid_run import parse_config, train
+        from etude.recipes.toolgrid.train import parse_config, train
 
         cfg = parse_config(data)
         records = train(cfg)
@@ -34,7 +34,7 @@ def run_config(path: str, resume: bool = False) -> int:
         )
         return 0
     if env == "coding":
-        from etude.envs.loop import main as coding_loop
+        from etude.recipes.coding.loop import main as coding_loop
 
         return coding_loop(data, resume=resume)
     raise ValueError(f"{path}: unknown env {env!r}; known: {', '.join(ENVS)}")
@@ -48,7 +48,7 @@ def main(args: argparse.Namespace) -> int:
             raise ValueError(
                 f"unknown rl command {' '.join(args.experiment)!r}; try `experiment toolgrid`"
             )
-        from etude.rl.experiment import main as experiment
+        from etude.recipes.toolgrid.experiment import main as experiment
 
         return experiment(
             args.out,

@@ -11,11 +11,12 @@ import random
 import time
 import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import torch
 
+from etude.config import from_dict
 from etude.envs.toolgrid import (
     Episode,
     Registry,
@@ -27,12 +28,13 @@ from etude.envs.toolgrid import (
     tool_errors,
 )
 from etude.models import MoEConfig
+from etude.recipes.toolgrid.policy import BytePolicy, muon_optimizer
+from etude.recipes.toolgrid.warmstart import warm_start
 from etude.rl.feedback import DETECTORS, Hint, detect_all
-from etude.rl.policy import BytePolicy, muon_optimizer
-from etude.rl.sampling import rollout
-from etude.rl.step import StepSettings, rl_step, scheduled
+from etude.rl.policy import NativePolicy
 from etude.rl.trajectory import ByteChat, Trajectory
-from etude.rl.warmstart import warm_start
+from etude.rl.update import StepSettings, rl_update, scheduled
+from etude.serving.native import rollout
 
 PLACEBO_TEXT = "Note: the weather report says it will be mild and dry this afternoon."
 TARGETED = ("tool_not_found", "invalid_arguments")
@@ -129,29 +131,11 @@ class RunConfig:
     eval: EvalSettings = field(default_factory=EvalSettings)
 
 
-def _build(cls, data: dict, where: str):
-    known = {f.name: f for f in fields(cls)}
-    unknown = sorted(set(data) - set(known))
-    if unknown:
-        raise ValueError(
-            f"unknown key(s) in [{where}]: {', '.join(unknown)}; known: {', '.join(known)}"
-        )
-    kwargs = {}
-    for key, value in data.items():
-        default = getattr(cls(), key)
-        if hasattr(default, "__dataclass_fields__"):
-            if not isinstance(value, dict):
-                raise ValueError(f"[{where}.{key}] must be a table")
-            value = _build(type(default), value, f"{where}.{key}" if where else key)
-        kwargs[key] = value
-    return cls(**kwargs)
-
-
 def parse_config(data: dict) -> RunConfig:
     """A RunConfig from a parsed TOML document (the `env` key already checked); unknown keys
     and unknown detectors are errors."""
     data = {k: v for k, v in data.items() if k != "env"}
-    cfg = _build(RunConfig, data, "")
+    cfg = from_dict(RunConfig, data)
     bad = [d for d in cfg.feedback.detectors if d not in DETECTORS]
     if bad:
         raise ValueError(f"unknown detector(s) {bad}; known: {', '.join(DETECTORS)}")
@@ -315,7 +299,16 @@ def train(cfg: RunConfig, policy: BytePolicy | None = None, progress: bool = Tru
             hints = [_hints(t, detectors, cfg.feedback.placebo) for t in trajs]
             sample_s = time.perf_counter() - start
             settings = scheduled(cfg.loss, step, cfg.rl.steps)
-            metrics = rl_step(policy, opt, tok, trajs, groups, hints, settings, reference)
+            metrics = rl_update(
+                NativePolicy(policy),
+                opt,
+                tok,
+                trajs,
+                groups,
+                hints,
+                settings,
+                NativePolicy(reference) if reference is not None else None,
+            )
             errs = [tool_errors(t) for t in trajs]
             rec = {
                 "step": step,

@@ -5,10 +5,10 @@ recorded on the episode and in the iteration summary, and never stops the loop."
 
 from __future__ import annotations
 
-from etude.envs.backends import OpenAIBackend
-from etude.envs.coding_config import JudgeSettings
+from etude.recipes.coding.config import JudgeSettings
 from etude.rl.feedback import Hint, JudgeDetector
 from etude.rl.trajectory import Trajectory
+from etude.serving.backends import OpenAIBackend
 
 
 def make_judge(settings: JudgeSettings) -> JudgeDetector | None:
