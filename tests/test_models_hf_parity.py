@@ -121,3 +121,28 @@ def test_parameter_names_cover_the_checkpoint(tmp_path):
     layout = check_source(source, config)
     used = {p.key for ps in layout.values() for p in ps}
     assert used == set(source.names())
+
+
+def test_muon_granularity_metadata(pair):
+    # named_parameters equals parameter_shapes (what the optimizer and planner read), and
+    # heads / experts / AdamW are marked as Muon needs them.
+    name, _, model = pair
+    shapes = model.config.parameter_shapes()
+    assert [(n, tuple(p.shape)) for n, p in model.named_parameters()] == [
+        (s.name, s.shape) for s in shapes
+    ]
+    muon = {s.name: s.muon for s in shapes}
+    h = model.config.n_heads
+    for key, opts in muon.items():
+        leaf = key.rsplit(".", 2)[-2] if key.endswith(".weight") else key.rsplit(".", 1)[-1]
+        if "norm" in key or leaf in ("router", "router_bias", "tok_embeddings", "output"):
+            assert opts is None, key
+        elif ".moe.experts." in key:
+            assert opts == {"experts": True}, key
+        elif leaf in ("wq", "wq_b", "wkv_b"):
+            assert opts == {"heads": h, "head_dim": 0}, key
+        elif leaf == "wo":
+            assert opts == {"heads": h, "head_dim": 1}, key
+    if name.startswith("deepseek"):
+        assert muon["layers.1.moe.router_bias"] is None
+        assert muon["layers.0.attention.wkv_a.weight"] == {}
