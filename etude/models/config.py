@@ -183,8 +183,9 @@ class MoEConfig:
                 continue
             e, f = self.n_experts, self.expert_ffn_dim
             out += [
-                ParamShape(p + "moe.router.weight", (e, d), None),
+                # MoE's own parameter first: named_parameters lists it before submodules'
                 *([ParamShape(p + "moe.router_bias", (e,), None)] if self.router_bias else []),
+                ParamShape(p + "moe.router.weight", (e, d), None),
                 ParamShape(p + "moe.experts.w1", (e, f, d), {"experts": True}),
                 ParamShape(p + "moe.experts.w2", (e, d, f), {"experts": True}),
                 ParamShape(p + "moe.experts.w3", (e, f, d), {"experts": True}),
