@@ -89,7 +89,13 @@ class SafetensorsSource:
         return tuple(self._handles[self.file_of[key]].get_slice(key).get_shape())
 
     def read(self, key: str, index: tuple[slice, ...]) -> Tensor:
-        return self._handles[self.file_of[key]].get_slice(key)[index]
+        from safetensors import safe_open
+
+        # A handle of its own per read: safetensors memory-maps the shard, and the mapped
+        # pages read stay in this process's RSS until the map closes; closing after each
+        # read keeps a rank's footprint to the tensors it keeps.
+        with safe_open(str(self.directory / self.file_of[key]), framework="pt") as handle:
+            return handle.get_slice(key)[index]
 
 
 def _safetensors_length(path: Path) -> int:
