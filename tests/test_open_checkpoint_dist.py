@@ -6,6 +6,7 @@ single-process loss, gradients (fp32, ≤ 1e-5) and sharded-Muon step."""
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 import torch
@@ -57,7 +58,7 @@ def _peak_rss_reset() -> None:
 
 
 def _status_kb(field: str) -> int:
-    for line in open("/proc/self/status"):
+    for line in Path("/proc/self/status").read_text().splitlines():
         if line.startswith(field + ":"):
             return int(line.split()[1])
     raise KeyError(field)
