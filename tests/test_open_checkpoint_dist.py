@@ -12,6 +12,7 @@ import pytest
 import torch
 import torch.distributed as dist
 from hf_tiny import VOCAB, save_tiny, tiny_tokenizer
+from test_open_checkpoint_train import write_jsonl
 
 from etude.models import MoETransformer, load_pretrained, save_pretrained
 from etude.models.config import MoEConfig
@@ -20,7 +21,7 @@ from etude.parallel.data import local_batch
 from etude.parallel.layout import Layout
 from etude.parallel.mesh import build_meshes
 from etude.parallel.pretrained import load_sharded
-from etude.parallel.train import TrainConfig, build_optimizer, training_loss
+from etude.parallel.train import TrainConfig, build_optimizer, train, training_loss
 from etude.spawn import run_on_ranks
 
 pytestmark = [pytest.mark.dist, pytest.mark.slow]
@@ -28,6 +29,7 @@ pytestmark = [pytest.mark.dist, pytest.mark.slow]
 BATCH, SEQ = 4, 16
 PARITY_LAYOUT = dict(dense_replicate=2, dense_shard=2, cp=2, expert_shard=2, ep=4)
 LOAD_LAYOUT = dict(dense_shard=2, cp=2, ep=4)
+RESUME_LAYOUT = dict(dense_shard=4, cp=2, ep=8)
 TRAIN = TrainConfig(lr=0.02, adamw_lr=3e-3, batch_size=BATCH, seq_len=SEQ)
 # ~110 MB of fp32 weights, mostly experts: big enough that a full copy stands out in RSS.
 BIG = MoEConfig(
@@ -126,9 +128,27 @@ def _train_step(directory: str, layout: Layout | None) -> dict:
     return {"loss": loss.item(), "grads": grads, "params": _params(model)}
 
 
-def _rank_parity(directories: dict[str, str]) -> dict:
+def _init_run(directory: str, data: str, out: str, steps: int, layout: dict) -> TrainConfig:
+    return dataclasses.replace(
+        TRAIN,
+        init=directory,
+        data=[data],
+        steps=steps,
+        checkpoint_every=2,
+        out=out,
+        layout=Layout(**layout),
+    )
+
+
+def _rank_parity(directories: dict[str, str], data: str, run: str) -> dict:
     layout = Layout(**PARITY_LAYOUT)
     out = {name: _train_step(d, layout) for name, d in directories.items()}
+    # `etude train --init` on this layout for 2 steps (checkpoint), then resumed for a
+    # third step under another layout (dense S_d=4 CP=2 | experts EP=8): DCP reshards.
+    deepseek = directories["deepseek_v3"]
+    first = train(_init_run(deepseek, data, run, 2, PARITY_LAYOUT))
+    resumed = train(_init_run(deepseek, data, run, 3, RESUME_LAYOUT), resume=True)
+    out["train"] = [r["loss"] for r in first + resumed]
     return out if dist.get_rank() == 0 else {}
 
 
@@ -161,8 +181,36 @@ def test_sharded_loading_reads_only_each_ranks_shards(tmp_path):
         assert 0.9 * r["local_bytes"] <= r["peak_increase"] < 0.4 * full_bytes, (r, full_bytes)
 
 
-def test_loaded_moe_gradients_and_muon_step_equal_one_process(tiny_dirs):
-    results = run_on_ranks(_rank_parity, 8, tiny_dirs, timeout_s=300)[0]
+@pytest.fixture(scope="module")
+def world8(tiny_dirs, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("run")
+    data = str(write_jsonl(tmp / "docs.jsonl"))
+    results = run_on_ranks(_rank_parity, 8, tiny_dirs, data, str(tmp / "run8"), timeout_s=300)
+    return results[0], data, tmp
+
+
+def test_train_init_on_two_layouts_with_resume_equals_one_process(world8, tiny_dirs):
+    results, data, tmp = world8
+    one = train(_init_run(tiny_dirs["deepseek_v3"], data, str(tmp / "run1"), 3, {}))
+    assert results["train"] == pytest.approx([r["loss"] for r in one], abs=1e-5)
+    # the 8-rank DCP checkpoint exports on one process
+    from transformers import AutoModelForCausalLM
+
+    from etude.parallel.export import export, from_training_checkpoint
+
+    step = tmp / "run8" / "checkpoints" / "step_2"
+    export(step, tmp / "exported")
+    hf = AutoModelForCausalLM.from_pretrained(tmp / "exported").eval()
+    trained, _ = from_training_checkpoint(step)
+    tokens = _batch()
+    with torch.no_grad():
+        want = hf(tokens).logits
+        err = ((trained(tokens) - want).abs().max() / want.abs().max()).item()
+    assert err <= 1e-4
+
+
+def test_loaded_moe_gradients_and_muon_step_equal_one_process(world8, tiny_dirs):
+    results = world8[0]
     for name, d in tiny_dirs.items():
         want = _reference(d)
         got = results[name]

@@ -192,17 +192,23 @@ def load_tokenizer(path: str | Path):
     return AutoTokenizer.from_pretrained(path)
 
 
+def transformers_source(hf_model) -> tuple[dict[str, Any], TensorSource]:
+    """(config.json dict, tensor source) of a transformers model held in memory."""
+    raw = hf_model.config.to_dict()
+    raw["architectures"] = [type(hf_model).__name__]
+    tensors = dict(hf_model.state_dict())
+    if raw.get("tie_word_embeddings"):
+        tensors.pop("lm_head.weight", None)
+    return raw, TensorSource(tensors)
+
+
 def _gguf_source(path: Path) -> tuple[dict[str, Any], TensorSource]:
+    # transformers dequantizes GGUF and maps its tensor names; etude converts from that.
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from transformers import AutoModelForCausalLM
 
     hf = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name, dtype=torch.float32)
-    raw = hf.config.to_dict()
-    raw["architectures"] = [type(hf).__name__]
-    tensors = dict(hf.state_dict())
-    if raw.get("tie_word_embeddings"):
-        tensors.pop("lm_head.weight", None)
-    return raw, TensorSource(tensors)
+    return transformers_source(hf)
 
 
 def open_checkpoint(path: str | Path) -> tuple[MoEConfig, dict[str, Any], Any]:
@@ -227,6 +233,16 @@ def load_pretrained(
     checkpoint's config.json as `model.hf_config` for `save_pretrained`."""
     config, raw, source = open_checkpoint(path)
     tokenizer = load_tokenizer(path)
+    return _build(config, raw, source, dtype), tokenizer
+
+
+def from_transformers(hf_model, dtype: torch.dtype = torch.float32) -> MoETransformer:
+    """The etude model of a transformers model in memory (same weights, copied)."""
+    raw, source = transformers_source(hf_model)
+    return _build(config_from_hf(raw), raw, source, dtype)
+
+
+def _build(config: MoEConfig, raw: dict[str, Any], source, dtype: torch.dtype) -> MoETransformer:
     layout = check_source(source, config)
     with torch.device("meta"):
         model = MoETransformer(config)
@@ -236,7 +252,7 @@ def load_pretrained(
             p.copy_(read_box(source, layout[name], tuple((0, n) for n in p.shape), dtype))
     model.to(dtype)
     model.hf_config = raw
-    return model, tokenizer
+    return model
 
 
 def hf_state_dict(config: MoEConfig, params: Mapping[str, Tensor]) -> dict[str, Tensor]:

@@ -52,11 +52,19 @@ def fill_local_shards(model: MoETransformer, source: Any, layout: dict) -> int:
 
 
 def load_sharded(
-    path: str | Path, meshes: Meshes | None, *, bf16: bool = False, device: str = "cpu"
+    path: str | Path,
+    meshes: Meshes | None,
+    *,
+    bf16: bool = False,
+    device: str = "cpu",
+    opened: tuple | None = None,
+    weights: bool = True,
 ) -> tuple[MoETransformer, Any, dict[str, Any]]:
     """(parallelized model, tokenizer, the checkpoint's config.json) on this rank; with
-    `meshes=None` a plain single-process model. Collective when `meshes` is given."""
-    config, raw, source = open_checkpoint(path)
+    `meshes=None` a plain single-process model. Collective when `meshes` is given.
+    `opened`: what `open_checkpoint(path)` returned, if already called; `weights=False`
+    leaves the parameters uninitialized (a resumed run loads them from DCP)."""
+    config, raw, source = opened or open_checkpoint(path)
     tokenizer = load_tokenizer(path)
     layout = check_source(source, config)
     with torch.device("meta"):
@@ -64,6 +72,7 @@ def load_sharded(
     if meshes is not None:
         parallelize(model, meshes, bf16=bf16)
     model.to_empty(device=device)
-    fill_local_shards(model, source, layout)
+    if weights:
+        fill_local_shards(model, source, layout)
     model.hf_config = raw
     return model, tokenizer, raw
