@@ -70,6 +70,9 @@ def config_from_hf(raw: dict[str, Any]) -> MoEConfig:
     """The `MoEConfig` of a config.json dict; CheckpointError naming the architecture or
     the field etude does not support."""
     arch = architecture_of(raw)
+    if raw.get("quantization_config"):
+        method = raw["quantization_config"].get("quant_method", "?")
+        _refuse("quantization_config", method, "etude loads unquantized weights (dequantize first)")
     cfg = _config_class(arch)(**{k: v for k, v in raw.items() if k != "transformers_version"})
     _common_checks(cfg)
     common = dict(

@@ -15,9 +15,9 @@ all-gathers those, and the expansion runs after, on every key position.
 from __future__ import annotations
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor, nn
 
+from etude.models.attend import attend
 from etude.models.config import MoEConfig
 from etude.models.rope import rope
 
@@ -88,8 +88,5 @@ class LatentAttention(nn.Module):
         k_nope, v = kv.split([self.nope, self.v_dim], dim=-1)
         k = torch.cat([k_nope, k_rot.expand(b, s, self.n_heads, self.rope_dim)], dim=-1)
         q, k, v = (z.transpose(1, 2) for z in (q, k, v))  # [B, H, T|S, dim]
-        mask = key_positions <= positions[..., None]  # [(B,) T, S]
-        if mask.dim() == 3:
-            mask = mask[:, None]
-        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        out = attend(q, k, v, positions, key_positions)
         return self.wo(out.transpose(1, 2).reshape(b, t, self.n_heads * self.v_dim))

@@ -41,6 +41,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.distributed.tensor import DTensor
 
+from etude.models.attend import attend
 from etude.models.config import MoEConfig
 from etude.models.mla import LatentAttention
 from etude.models.rope import rope
@@ -141,10 +142,7 @@ class Attention(nn.Module):
         repeat = self.n_heads // self.n_kv_heads
         q, k, v = (z.transpose(1, 2) for z in (q, k, v))  # [B, heads, T, head_dim]
         k, v = k.repeat_interleave(repeat, dim=1), v.repeat_interleave(repeat, dim=1)
-        mask = key_positions <= positions[..., None]  # [(B,) T, S]
-        if mask.dim() == 3:
-            mask = mask[:, None]  # per row: broadcast over heads
-        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        out = attend(q, k, v, positions, key_positions)
         return self.wo(out.transpose(1, 2).reshape(b, t, self.n_heads * self.head_dim))
 
 
