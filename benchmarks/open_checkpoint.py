@@ -66,11 +66,10 @@ print(json.dumps({"seconds": seconds, "peak_rss_bytes": peak}))
 
 def _load_once(kind: str, path: Path) -> dict:
     out = subprocess.run(
-        [sys.executable, "-c", LOAD_SNIPPET, kind, str(path)],
-        capture_output=True,
-        text=True,
-        check=True,
+        [sys.executable, "-c", LOAD_SNIPPET, kind, str(path)], capture_output=True, text=True
     )
+    if out.returncode:
+        raise RuntimeError(f"loading {path} with {kind} failed:\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 

@@ -88,6 +88,11 @@ def _unsupported_rope(d: Path) -> str:
     return "rope_parameters.rope_type='yarn'"
 
 
+def _quantized(d: Path) -> str:
+    _edit_config(d, quantization_config={"quant_method": "fp8"})
+    return "unsupported config field quantization_config='fp8'"
+
+
 def _missing_shard(d: Path) -> str:
     index = json.loads((d / "model.safetensors.index.json").read_text())
     shard = sorted(set(index["weight_map"].values()))[1]
@@ -121,6 +126,7 @@ BAD_INPUTS = [
     _unknown_architecture,
     _unsupported_field,
     _unsupported_rope,
+    _quantized,
     _missing_shard,
     _truncated_shard,
     _wrong_shape,

@@ -70,6 +70,8 @@ class SafetensorsSource:
         if not path.exists():
             raise CheckpointError(f"shard {name} listed in {self.directory / INDEX} is missing")
         need, size = _safetensors_length(path), path.stat().st_size
+        if need < 0:
+            raise CheckpointError(f"shard {path} is not a safetensors file (unreadable header)")
         if need != size:
             raise CheckpointError(
                 f"shard {path} is truncated or corrupt: its header describes {need} bytes, "
@@ -196,6 +198,9 @@ def transformers_source(hf_model) -> tuple[dict[str, Any], TensorSource]:
     """(config.json dict, tensor source) of a transformers model held in memory."""
     raw = hf_model.config.to_dict()
     raw["architectures"] = [type(hf_model).__name__]
+    method = (raw.get("quantization_config") or {}).get("quant_method")
+    if getattr(method, "value", method) == "gguf":
+        del raw["quantization_config"]  # transformers dequantized GGUF tensors on load
     tensors = dict(hf_model.state_dict())
     if raw.get("tie_word_embeddings"):
         tensors.pop("lm_head.weight", None)
