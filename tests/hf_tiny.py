@@ -4,6 +4,7 @@ and benchmark)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import torch
@@ -132,3 +133,16 @@ def save_tiny(name: str, directory: Path, seed: int = 0, max_shard_size: str | N
     model.save_pretrained(directory, **kwargs)
     tiny_tokenizer().save_pretrained(directory)
     return model
+
+
+def write_jsonl(path: Path, n: int = 60) -> Path:
+    """`n` JSONL documents of 5-29 random tiny-tokenizer words each."""
+    g = torch.Generator().manual_seed(0)
+    lines = []
+    for _ in range(n):
+        words = torch.randint(
+            3, VOCAB, (int(torch.randint(5, 30, (1,), generator=g)),), generator=g
+        )
+        lines.append(json.dumps({"text": " ".join(f"w{int(w)}" for w in words)}))
+    path.write_text("\n".join(lines) + "\n")
+    return path

@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 import torch.distributed as dist
-from hf_tiny import VOCAB, save_tiny, tiny_tokenizer
-from test_open_checkpoint_train import write_jsonl
+from hf_tiny import VOCAB, save_tiny, tiny_tokenizer, write_jsonl
 
 from etude.models import MoETransformer, load_pretrained, save_pretrained
 from etude.models.config import MoEConfig

@@ -5,13 +5,12 @@ transformers with the trained weights."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 import torch
 import torch.nn.functional as F
-from hf_tiny import VOCAB, save_tiny, tiny_tokenizer
+from hf_tiny import VOCAB, save_tiny, tiny_tokenizer, write_jsonl
 
 from etude.cli import main as etude_main
 from etude.models import load_pretrained
@@ -21,18 +20,6 @@ from etude.parallel.train import TrainConfig, iter_log, train
 
 pytestmark = pytest.mark.slow
 STEPS, BATCH, SEQ = 4, 4, 16
-
-
-def write_jsonl(path: Path, n: int = 60) -> Path:
-    g = torch.Generator().manual_seed(0)
-    lines = []
-    for _ in range(n):
-        words = torch.randint(
-            3, VOCAB, (int(torch.randint(5, 30, (1,), generator=g)),), generator=g
-        )
-        lines.append(json.dumps({"text": " ".join(f"w{int(w)}" for w in words)}))
-    path.write_text("\n".join(lines) + "\n")
-    return path
 
 
 def config(tmp: Path, init: Path, data: Path, out: str) -> TrainConfig:
