@@ -121,7 +121,7 @@ def bench_throughput(hf_dir: Path, batch: int, seq: int, repeats: int) -> dict:
 
     times: dict[str, list[float]] = {"etude": [], "transformers": []}
     steps = {"etude": etude_step, "transformers": hf_step}
-    for name, step in steps.items():  # warm-up
+    for step in steps.values():  # warm-up
         step()
     for _ in range(repeats):
         for name, step in steps.items():
