@@ -238,9 +238,7 @@ def main() -> None:
         results["forward_backward"] = bench_throughput(hf_dir, args.batch, args.seq, 5)
         RESULTS.write_text(json.dumps(results, indent=2))
     if args.only in (None, "train"):
-        results["continued_pretraining"] = bench_continued_pretraining(
-            hf_dir, work / "train", args
-        )
+        results["continued_pretraining"] = bench_continued_pretraining(hf_dir, work / "train", args)
     results["peak_rss_mb_this_process"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(results, indent=2))
