@@ -139,9 +139,7 @@ class Attention(nn.Module):
             key_positions = torch.arange(end, device=x.device)
         if self.gather_kv is not None:
             k, v, key_positions = self.gather_kv(k, v, key_positions)
-        repeat = self.n_heads // self.n_kv_heads
         q, k, v = (z.transpose(1, 2) for z in (q, k, v))  # [B, heads, T, head_dim]
-        k, v = k.repeat_interleave(repeat, dim=1), v.repeat_interleave(repeat, dim=1)
         out = attend(q, k, v, positions, key_positions)
         return self.wo(out.transpose(1, 2).reshape(b, t, self.n_heads * self.head_dim))
 
