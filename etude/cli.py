@@ -121,7 +121,23 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument(
         "--resume", action="store_true", help="continue from the latest checkpoint in --out"
     )
+    train.add_argument(
+        "--init",
+        default=None,
+        metavar="PATH",
+        help="continue training an open checkpoint (Hugging Face directory or GGUF)",
+    )
+    train.add_argument(
+        "--data", nargs="*", default=None, help="text or JSONL files (default: stdlib corpus)"
+    )
     train.set_defaults(run=_run_train)
+
+    export = commands.add_parser(
+        "export", help="write a training checkpoint or an open checkpoint as a HF directory"
+    )
+    export.add_argument("source", help="checkpoints/step_<N>, a HF directory or a .gguf file")
+    export.add_argument("--hf", required=True, metavar="OUT", help="new output directory")
+    export.set_defaults(run=_run_export)
 
     monitor = commands.add_parser(
         "monitor", help="find reward hacking in agent trajectories (JSONL); exit 1 if found"
@@ -215,6 +231,12 @@ def _run_plan_layout(args: argparse.Namespace) -> int:
 
 def _run_train(args: argparse.Namespace) -> int:
     from etude.parallel.train import main
+
+    return main(args)
+
+
+def _run_export(args: argparse.Namespace) -> int:
+    from etude.parallel.export import main
 
     return main(args)
 

@@ -1,5 +1,7 @@
-"""The reference Mixture-of-Experts decoder: RMSNorm, RoPE, grouped-query attention, top-k
-routed experts plus a shared expert, and a load-balancing loss.
+"""The reference Mixture-of-Experts decoder: RMSNorm, RoPE, grouped-query attention (or
+multi-head latent attention, `mla.py`), top-k routed experts (`routing.py`) plus a shared
+expert, and a load-balancing loss. `MoEConfig`'s variants make it Llama, Qwen3-MoE or
+DeepSeek-V3 / Kimi-K2 as well (loaded from checkpoints by `etude.models.hf`).
 
 Usage::
 
@@ -39,27 +41,21 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.distributed.tensor import DTensor
 
+from etude.models.attend import attend
 from etude.models.config import MoEConfig
+from etude.models.mla import LatentAttention
+from etude.models.rope import rope
+from etude.models.routing import route
 
 # gather_kv(k, v, key_positions) -> (k, v, key_positions); k, v: [B, T, kv_heads, head_dim]
 GatherKV = Callable[[Tensor, Tensor, Tensor], tuple[Tensor, Tensor, Tensor]]
 
 
-def rope(x: Tensor, positions: Tensor, theta: float) -> Tensor:
-    """Rotate `x` [B, T, H, D] by its positions, [T] shared or [B, T] per row (rotate-half
-    RoPE; D even)."""
-    half = x.shape[-1] // 2
-    freqs = theta ** (-torch.arange(half, dtype=torch.float32, device=x.device) / half)
-    angles = positions.to(torch.float32)[..., None] * freqs  # [(B,) T, D/2]
-    cos, sin = angles.cos().unsqueeze(-2).to(x.dtype), angles.sin().unsqueeze(-2).to(x.dtype)
-    x1, x2 = x[..., :half], x[..., half:]
-    return torch.cat([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1)
-
-
 @dataclass
 class KVCache:
     """Keys and values by position for each layer: `keys[i]`, `values[i]` are
-    [B, max_len, kv_heads, head_dim]. Position `p` of every sequence lives at index `p`."""
+    [B, max_len, heads, width] (`MoEConfig.kv_cache_dims()`: GQA keys and values, or MLA's
+    compressed latent and RoPE key). Position `p` of every sequence lives at index `p`."""
 
     keys: list[Tensor]
     values: list[Tensor]
@@ -75,9 +71,14 @@ class KVCache:
     ) -> KVCache:
         """A zeroed cache for `batch` sequences of up to `max_len` (default
         `config.max_seq_len`) positions."""
-        shape = (batch, max_len or config.max_seq_len, config.n_kv_heads, config.head_dim)
-        make = [torch.zeros(shape, dtype=dtype, device=device) for _ in range(config.n_layers)]
-        return cls(keys=make, values=[torch.zeros_like(t) for t in make])
+        length = max_len or config.max_seq_len
+        (kh, kd), (vh, vd) = config.kv_cache_dims()
+
+        def make(heads: int, width: int) -> list[Tensor]:
+            shape = (batch, length, heads, width)
+            return [torch.zeros(shape, dtype=dtype, device=device) for _ in range(config.n_layers)]
+
+        return cls(keys=make(kh, kd), values=make(vh, vd))
 
     @property
     def max_len(self) -> int:
@@ -105,6 +106,9 @@ class Attention(nn.Module):
         self.wk = nn.Linear(config.dim, config.n_kv_heads * config.head_dim, bias=False)
         self.wv = nn.Linear(config.dim, config.n_kv_heads * config.head_dim, bias=False)
         self.wo = nn.Linear(config.n_heads * config.head_dim, config.dim, bias=False)
+        if config.qk_norm:  # Qwen3: RMSNorm over each head's query and key, before RoPE
+            self.q_norm = nn.RMSNorm(config.head_dim, eps=config.norm_eps)
+            self.k_norm = nn.RMSNorm(config.head_dim, eps=config.norm_eps)
         self.gather_kv: GatherKV | None = None
 
     def forward(
@@ -114,8 +118,11 @@ class Attention(nn.Module):
         with a cache) -> [B, T, dim]. `cache` is one layer's (keys, values) of a KVCache; the
         new keys/values are written at `positions`."""
         b, t, _ = x.shape
-        q = rope(self.wq(x).view(b, t, self.n_heads, self.head_dim), positions, self.rope_theta)
-        k = rope(self.wk(x).view(b, t, self.n_kv_heads, self.head_dim), positions, self.rope_theta)
+        q = self.wq(x).view(b, t, self.n_heads, self.head_dim)
+        k = self.wk(x).view(b, t, self.n_kv_heads, self.head_dim)
+        if hasattr(self, "q_norm"):
+            q, k = self.q_norm(q), self.k_norm(k)
+        q, k = rope(q, positions, self.rope_theta), rope(k, positions, self.rope_theta)
         v = self.wv(x).view(b, t, self.n_kv_heads, self.head_dim)
         key_positions = positions
         if cache is not None:
@@ -132,13 +139,8 @@ class Attention(nn.Module):
             key_positions = torch.arange(end, device=x.device)
         if self.gather_kv is not None:
             k, v, key_positions = self.gather_kv(k, v, key_positions)
-        repeat = self.n_heads // self.n_kv_heads
         q, k, v = (z.transpose(1, 2) for z in (q, k, v))  # [B, heads, T, head_dim]
-        k, v = k.repeat_interleave(repeat, dim=1), v.repeat_interleave(repeat, dim=1)
-        mask = key_positions <= positions[..., None]  # [(B,) T, S]
-        if mask.dim() == 3:
-            mask = mask[:, None]  # per row: broadcast over heads
-        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        out = attend(q, k, v, positions, key_positions)
         return self.wo(out.transpose(1, 2).reshape(b, t, self.n_heads * self.head_dim))
 
 
@@ -239,13 +241,16 @@ def load_balancing_loss(
 
 
 class MoE(nn.Module):
-    """Top-k routed experts (softmax router, renormalized top-k weights) plus an optional
-    shared expert applied to every token."""
+    """Top-k routed experts (`routing.route`: softmax or sigmoid rule) plus an optional
+    shared expert applied to every token. `router_bias` (sigmoid rule only) takes part in
+    choosing experts, not in weighing them, so it gets no gradient."""
 
     def __init__(self, config: MoEConfig):
         super().__init__()
-        self.top_k = config.top_k
+        self.config, self.top_k = config, config.top_k
         self.router = nn.Linear(config.dim, config.n_experts, bias=False)
+        if config.router_bias:
+            self.router_bias = nn.Parameter(torch.zeros(config.n_experts), requires_grad=False)
         self.experts = Experts(config.n_experts, config.dim, config.expert_ffn_dim)
         self.shared = (
             FeedForward(config.dim, config.expert_ffn_dim * config.n_shared_experts)
@@ -259,9 +264,9 @@ class MoE(nn.Module):
         """x [B, T, dim] -> (output [B, T, dim], load-balancing loss)."""
         shape = x.shape
         x = x.reshape(-1, shape[-1])
-        probs = self.router(x).float().softmax(dim=-1)
-        weights, expert_ids = probs.topk(self.top_k, dim=-1)
-        weights = weights / weights.sum(dim=-1, keepdim=True)
+        weights, expert_ids, probs = route(
+            self.router(x), self.config, getattr(self, "router_bias", None)
+        )
         rows, counts, state = self.dispatch.dispatch(x, expert_ids)
         y = self.dispatch.combine(self.experts(rows, counts), state)
         out = (y.view(-1, self.top_k, shape[-1]) * weights.unsqueeze(-1).to(y.dtype)).sum(1)
@@ -277,7 +282,7 @@ class TransformerBlock(nn.Module):
     def __init__(self, config: MoEConfig, layer: int):
         super().__init__()
         self.attention_norm = nn.RMSNorm(config.dim, eps=config.norm_eps)
-        self.attention = Attention(config)
+        self.attention = Attention(config) if config.attention == "gqa" else LatentAttention(config)
         self.ffn_norm = nn.RMSNorm(config.dim, eps=config.norm_eps)
         if config.is_dense_layer(layer):
             self.feed_forward = FeedForward(config.dim, config.dense_ffn_dim)
@@ -304,7 +309,8 @@ class MoETransformer(nn.Module):
         self.tok_embeddings = nn.Embedding(config.vocab_size, config.dim)
         self.layers = nn.ModuleList(TransformerBlock(config, i) for i in range(config.n_layers))
         self.norm = nn.RMSNorm(config.dim, eps=config.norm_eps)
-        self.output = nn.Linear(config.dim, config.vocab_size, bias=False)
+        if not config.tie_embeddings:
+            self.output = nn.Linear(config.dim, config.vocab_size, bias=False)
 
     def forward(
         self,
@@ -347,5 +353,9 @@ class MoETransformer(nn.Module):
             h, layer_aux = layer(h, positions, layer_cache)
             if layer_aux is not None:
                 aux = aux + layer_aux
-        logits = self.output(self.norm(h))
+        h = self.norm(h)
+        if self.config.tie_embeddings:
+            logits = F.linear(h, self.tok_embeddings.weight)
+        else:
+            logits = self.output(h)
         return (logits, aux) if return_aux_loss else logits

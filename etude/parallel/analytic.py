@@ -97,7 +97,9 @@ def step_collective_bytes(
             4 * rows * config.dim * compute_bytes + config.n_experts * 8
         )
     if layout.cp > 1:
-        kv = 2 * local_seqs * seq_len * config.n_kv_heads * config.head_dim * compute_bytes
+        # what attention gathers per position: GQA keys and values, or MLA's compressed pair
+        width = sum(h * w for h, w in config.kv_cache_dims())
+        kv = local_seqs * seq_len * width * compute_bytes
         out[("dense/cp", "all_gather")] += config.n_layers * (kv + seq_len * 8)
         out[("dense/cp", "reduce_scatter")] += config.n_layers * kv
     if layout.world_size > 1 and moe_layers:

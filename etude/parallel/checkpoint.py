@@ -71,7 +71,7 @@ def read_meta(path: Path, config: MoEConfig) -> dict[str, Any]:
     if not meta_file.exists():
         raise FileNotFoundError(f"{path} is not a finished checkpoint (no meta.json)")
     meta = json.loads(meta_file.read_text())
-    want = dataclasses.asdict(config)
+    want = json.loads(json.dumps(dataclasses.asdict(config)))  # tuples as JSON lists
     stored = meta.get("model", {})
     diff = sorted(k for k in want if stored.get(k) != want[k])
     if diff:

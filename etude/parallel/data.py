@@ -1,13 +1,18 @@
-"""The embedded corpus (the Python standard library's own sources, as bytes) and how a
-global batch is split over data-parallel groups and context-parallel ranks.
+"""The embedded corpus (the Python standard library's own sources) and how a global batch
+is split over data-parallel groups and context-parallel ranks.
 
-Every machine with Python has the corpus, so a training run needs no download. Tokens are
-bytes (vocabulary 256). Batches are drawn from a generator seeded by (seed, step), so any
-rank, any layout and a resumed run all see the same global batch at the same step.
+Every machine with Python has the corpus, so a training run needs no download. etude's own
+model reads bytes (vocabulary 256); a model loaded from an open checkpoint reads the
+corpus, or the user's text / JSONL files, through its own tokenizer (`token_corpus`):
+documents are packed into one token stream separated by the tokenizer's EOS token, and
+training windows may span document boundaries (sequence packing). Batches are drawn from a
+generator seeded by (seed, step), so any rank, any layout and a resumed run all see the
+same global batch at the same step.
 """
 
 from __future__ import annotations
 
+import json
 import sysconfig
 from functools import cache
 from pathlib import Path
@@ -20,9 +25,9 @@ from etude.parallel.context import chunk_positions
 from etude.parallel.layout import Layout
 
 
-@cache
-def stdlib_corpus(max_bytes: int = 8 << 20) -> Tensor:
-    """Up to `max_bytes` of the standard library's .py files (sorted by path), as uint8."""
+def stdlib_files(max_bytes: int = 8 << 20) -> list[bytes]:
+    """The standard library's .py files (sorted by path, tests left out), up to about
+    `max_bytes` in all."""
     root = Path(sysconfig.get_paths()["stdlib"])
     chunks, total = [], 0
     for path in sorted(root.rglob("*.py")):
@@ -35,7 +40,53 @@ def stdlib_corpus(max_bytes: int = 8 << 20) -> Tensor:
             break
     if not chunks:
         raise FileNotFoundError(f"no Python sources under {root} to train on")
-    return torch.from_numpy(np.frombuffer(b"".join(chunks)[:max_bytes], dtype=np.uint8).copy())
+    return chunks
+
+
+@cache
+def stdlib_corpus(max_bytes: int = 8 << 20) -> Tensor:
+    """Up to `max_bytes` of the standard library's .py files (sorted by path), as uint8."""
+    data = b"".join(stdlib_files(max_bytes))[:max_bytes]
+    return torch.from_numpy(np.frombuffer(data, dtype=np.uint8).copy())
+
+
+def read_documents(paths: list[str | Path]) -> list[str]:
+    """Documents of text files (one per file) and JSONL files (`.jsonl`: one per line, its
+    "text" field); a clear error for a missing file or a JSONL line without "text"."""
+    docs = []
+    for name in paths:
+        path = Path(name)
+        if not path.is_file():
+            raise FileNotFoundError(f"training data {path} does not exist")
+        if path.suffix != ".jsonl":
+            docs.append(path.read_text(errors="replace"))
+            continue
+        for i, line in enumerate(path.read_text().splitlines(), 1):
+            if not line.strip():
+                continue
+            record = json.loads(line)
+            if not isinstance(record, dict) or not isinstance(record.get("text"), str):
+                raise ValueError(f"{path}:{i}: a JSONL record needs a string field 'text'")
+            docs.append(record["text"])
+    if not docs:
+        raise ValueError(f"no documents in {', '.join(map(str, paths))}")
+    return docs
+
+
+def token_corpus(
+    tokenizer, paths: list[str | Path] | None = None, max_bytes: int = 2 << 20
+) -> Tensor:
+    """One int64 token stream: the documents of `paths` (default: the stdlib corpus, about
+    `max_bytes` of it) tokenized with `tokenizer`, each followed by its EOS token."""
+    docs = (
+        read_documents(paths)
+        if paths
+        else [b.decode("utf-8", errors="replace") for b in stdlib_files(max_bytes)]
+    )
+    eos = tokenizer.eos_token_id
+    ids = tokenizer(docs, add_special_tokens=False)["input_ids"]
+    stream = [t for doc in ids for t in ([*doc, eos] if eos is not None else doc)]
+    return torch.tensor(stream, dtype=torch.int64)
 
 
 def global_batch(corpus: Tensor, step: int, batch_size: int, seq_len: int, seed: int) -> Tensor:

@@ -6,6 +6,14 @@ Launch on N ranks with torchrun, or run as one process (the layout must then be 
         --config configs/tiny-8rank.toml
     etude train --config configs/tiny.toml
 
+Continue training an open checkpoint (Llama, Qwen3-MoE, DeepSeek-V3 / Kimi-K2: a Hugging
+Face directory or a GGUF file) with `--init`; each rank reads only its shards, and the
+corpus is tokenized with the checkpoint's own tokenizer (`--data` for your own text or
+JSONL files; documents packed, EOS-separated); `etude export --hf OUT` writes the result::
+
+    etude train --config configs/smollm2.toml --init path/to/hf_dir --steps 200
+    etude export --hf exported/ runs/smollm2/checkpoints/step_200
+
 Each step reads the same global batch of the embedded corpus on every layout (seeded by
 step), computes each rank's loss (mean cross-entropy over its tokens plus the weighted
 load-balancing loss; the log's `loss` is the cross-entropy over all ranks' tokens),
@@ -39,15 +47,17 @@ from torch.distributed.tensor import DTensor
 
 from etude.models import MoETransformer, preset
 from etude.models.config import MoEConfig
+from etude.models.hf_checkpoint import open_checkpoint
 from etude.optim import Muon
 from etude.parallel import checkpoint
 from etude.parallel.analytic import is_expert
 from etude.parallel.clip import clip_grad_norm_
 from etude.parallel.comm import CollectiveBytes
-from etude.parallel.data import global_batch, local_batch, stdlib_corpus
+from etude.parallel.data import global_batch, local_batch, stdlib_corpus, token_corpus
 from etude.parallel.fsdp import parallelize
 from etude.parallel.layout import Layout, LayoutError
 from etude.parallel.mesh import build_meshes
+from etude.parallel.pretrained import load_sharded
 
 
 @dataclass
@@ -55,7 +65,9 @@ class TrainConfig:
     """One training job; TOML sections [model], [layout], [train] map onto these fields.
 
     `model` is a preset name and `model_overrides` replaces preset fields; `batch_size` is
-    the global number of sequences per step, each `seq_len` tokens long."""
+    the global number of sequences per step, each `seq_len` tokens long. `init` (a Hugging
+    Face directory or GGUF file) replaces the preset with that checkpoint's architecture and
+    weights; `data` (text / JSONL files, only with `init`) replaces the stdlib corpus."""
 
     model: str = "tiny"
     model_overrides: dict[str, Any] = field(default_factory=dict)
@@ -73,6 +85,8 @@ class TrainConfig:
     log_every: int = 1
     checkpoint_every: int = 0
     out: str = "runs/train"
+    init: str = ""
+    data: list[str] = field(default_factory=list)
 
     def model_config(self) -> MoEConfig:
         return dataclasses.replace(preset(self.model), **self.model_overrides)
@@ -185,7 +199,10 @@ def train(cfg: TrainConfig, resume: bool = False, stop_after: int | None = None)
 
     `stop_after` ends the run after that many steps of this invocation, as if it had been
     killed there (tests use it to compare a resumed run with an uninterrupted one)."""
-    config = cfg.model_config()
+    if cfg.data and not cfg.init:
+        raise ValueError("--data needs --init: etude's own model reads the stdlib corpus as bytes")
+    opened = open_checkpoint(cfg.init) if cfg.init else None
+    config = opened[0] if opened else cfg.model_config()
     world = _init_distributed()
     layout = cfg.layout
     layout.check_fits(world, config, cfg.seq_len, cfg.batch_size)
@@ -209,11 +226,25 @@ def train(cfg: TrainConfig, resume: bool = False, stop_after: int | None = None)
     rank = dist.get_rank() if world > 1 else 0
 
     torch.manual_seed(cfg.seed)
-    model = MoETransformer(config)
-    meshes = None
-    if world > 1:
-        meshes = build_meshes(layout)
-        parallelize(model, meshes, bf16=cfg.bf16)
+    meshes = build_meshes(layout) if world > 1 else None
+    if opened is not None:
+        # A resumed run takes its weights from the DCP checkpoint: skip reading them twice.
+        model, tokenizer, hf_config = load_sharded(
+            cfg.init, meshes, bf16=cfg.bf16, opened=opened, weights=resume_from is None
+        )
+        corpus = token_corpus(tokenizer, cfg.data or None)
+        if int(corpus.max()) >= config.vocab_size:
+            raise ValueError(
+                f"the tokenizer of {cfg.init} produces id {int(corpus.max())}, beyond the "
+                f"model's vocabulary of {config.vocab_size}"
+            )
+        if rank == 0 and not (out / "tokenizer").exists():
+            tokenizer.save_pretrained(out / "tokenizer")  # for `etude export`
+    else:
+        model = MoETransformer(config)
+        if meshes is not None:
+            parallelize(model, meshes, bf16=cfg.bf16)
+        corpus, hf_config = stdlib_corpus(), None
     optimizer = build_optimizer(model, cfg)
     start = 0
     if resume_from is not None:
@@ -222,7 +253,6 @@ def train(cfg: TrainConfig, resume: bool = False, stop_after: int | None = None)
         # Steps after the checkpoint (all of them without one) run again: drop their records.
         kept = [r for r in iter_log(out / "log.jsonl") if r["step"] <= start]
         (out / "log.jsonl").write_text("".join(json.dumps(r) + "\n" for r in kept))
-    corpus = stdlib_corpus()
     data_rank = meshes.data_rank() if meshes else 0
     cp_rank = meshes.cp_rank() if meshes else 0
     labels = meshes.labels if meshes else {}
@@ -283,6 +313,8 @@ def train(cfg: TrainConfig, resume: bool = False, stop_after: int | None = None)
                     "model": dataclasses.asdict(config),
                     "layout": dataclasses.asdict(layout),
                 }
+                if hf_config is not None:
+                    meta.update(init=cfg.init, hf_config=hf_config)
                 checkpoint.save(ckpt_dir, step + 1, model, optimizer, meta)
     return records
 
@@ -328,6 +360,10 @@ def main(args: argparse.Namespace) -> int:
         cfg.out = args.out
     if args.optimizer is not None:
         cfg.optimizer = args.optimizer
+    if getattr(args, "init", None):
+        cfg.init = args.init
+    if getattr(args, "data", None):
+        cfg.data = list(args.data)
     try:
         train(cfg, resume=args.resume)
     finally:

@@ -1,0 +1,148 @@
+"""Tiny random-weight instances of real architectures, built locally with transformers'
+config classes and saved as transformers saves them (shared by the open-checkpoint tests
+and benchmark)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import torch
+
+VOCAB = 96
+
+
+def tiny_tokenizer():
+    """A word-level tokenizer of VOCAB tokens (for checkpoints that need one)."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {"<unk>": 0, "<s>": 1, "</s>": 2}
+    vocab.update({f"w{i}": i for i in range(3, VOCAB)})
+    tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tok, unk_token="<unk>", bos_token="<s>", eos_token="</s>"
+    )
+
+
+def tiny_configs() -> dict:
+    """name -> transformers config of a tiny instance (a few layers, awkward choices on)."""
+    from transformers import DeepseekV3Config, LlamaConfig, Qwen3MoeConfig
+
+    common = dict(vocab_size=VOCAB, hidden_size=64, initializer_range=0.08)
+    return {
+        "llama": LlamaConfig(
+            **common,
+            intermediate_size=96,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            tie_word_embeddings=True,
+            rope_parameters={"rope_type": "default", "rope_theta": 100000.0},
+        ),
+        "qwen3_moe": Qwen3MoeConfig(
+            **common,
+            intermediate_size=96,
+            moe_intermediate_size=32,
+            num_hidden_layers=3,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            head_dim=16,
+            num_experts=8,
+            num_experts_per_tok=2,
+            norm_topk_prob=True,
+            mlp_only_layers=[1],
+        ),
+        "deepseek_v3": DeepseekV3Config(
+            **common,
+            intermediate_size=96,
+            moe_intermediate_size=32,
+            num_hidden_layers=3,
+            num_attention_heads=4,
+            num_key_value_heads=4,
+            q_lora_rank=24,
+            kv_lora_rank=16,
+            qk_nope_head_dim=16,
+            qk_rope_head_dim=8,
+            v_head_dim=12,
+            n_routed_experts=8,
+            n_shared_experts=1,
+            num_experts_per_tok=2,
+            n_group=4,
+            topk_group=2,
+            routed_scaling_factor=2.5,
+            first_k_dense_replace=1,
+        ),
+        "deepseek_v3_no_q_lora": DeepseekV3Config(
+            **common,
+            intermediate_size=96,
+            moe_intermediate_size=32,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            num_key_value_heads=4,
+            q_lora_rank=None,
+            kv_lora_rank=16,
+            qk_nope_head_dim=8,
+            qk_rope_head_dim=8,
+            v_head_dim=8,
+            n_routed_experts=8,
+            n_shared_experts=2,
+            num_experts_per_tok=3,
+            n_group=2,
+            topk_group=1,
+            norm_topk_prob=False,
+            routed_scaling_factor=1.5,
+            first_k_dense_replace=0,
+        ),
+    }
+
+
+def build_hf(name: str, seed: int = 0):
+    """The transformers model for `tiny_configs()[name]`, fp32, eval mode, with norms and
+    the DeepSeek score-correction bias perturbed away from their defaults (ones, zeros)."""
+    config = tiny_configs()[name]
+    torch.manual_seed(seed)
+    model = _causal_lm(config)
+    with torch.no_grad():
+        for pname, p in model.named_parameters():
+            if "norm" in pname:
+                p.add_(0.1 * torch.randn_like(p))
+        for bname, b in model.named_buffers():
+            if bname.endswith("e_score_correction_bias"):
+                b.copy_(0.05 * torch.randn_like(b))
+    return model.eval()
+
+
+def _causal_lm(config):
+    from transformers import DeepseekV3ForCausalLM, LlamaForCausalLM, Qwen3MoeForCausalLM
+
+    cls = {
+        "llama": LlamaForCausalLM,
+        "qwen3_moe": Qwen3MoeForCausalLM,
+        "deepseek_v3": DeepseekV3ForCausalLM,
+    }[config.model_type]
+    return cls(config)
+
+
+def save_tiny(name: str, directory: Path, seed: int = 0, max_shard_size: str | None = None):
+    """Save a tiny instance and a tokenizer to `directory` as transformers does; returns
+    the transformers model."""
+    model = build_hf(name, seed)
+    kwargs = {"max_shard_size": max_shard_size} if max_shard_size else {}
+    model.save_pretrained(directory, **kwargs)
+    tiny_tokenizer().save_pretrained(directory)
+    return model
+
+
+def write_jsonl(path: Path, n: int = 60) -> Path:
+    """`n` JSONL documents of 5-29 random tiny-tokenizer words each."""
+    g = torch.Generator().manual_seed(0)
+    lines = []
+    for _ in range(n):
+        words = torch.randint(
+            3, VOCAB, (int(torch.randint(5, 30, (1,), generator=g)),), generator=g
+        )
+        lines.append(json.dumps({"text": " ".join(f"w{int(w)}" for w in words)}))
+    path.write_text("\n".join(lines) + "\n")
+    return path
