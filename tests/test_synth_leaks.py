@@ -47,7 +47,7 @@ def task(tmp_path):
     init.write_text(delete_definitions(init.read_text(), [], imported=["slugify"]))
     remaining = "\n".join(p.read_text() for p in ws.rglob("*.py"))
     deleted = "\n".join(line for line in original.splitlines() if line not in remaining)
-    tokens = oracle_tokens(deleted, remaining, "", [CANARY])
+    tokens = oracle_tokens(deleted, remaining, b"", [CANARY])
     venv = tmp_path / "venv"
     (venv / "lib/python3.11/site-packages").mkdir(parents=True)
     return ws, venv, planted, tokens

@@ -43,7 +43,9 @@ def test_example_repository_yields_valid_tasks(synth):
     assert repo["not_processed"] == 17
     # Hardest first, kinds in turn: slugify(), then the whole of stats.py.
     assert repo["valid_by_kind"] == {"definition": 1, "module": 1}
-    assert "used by other code" in repo["rejections"]  # underscore() is used by humanize()
+    # underscore() is used by humanize(): sliced out, never processed, counted apart.
+    assert repo["sliced_out_by_reason"]["used_by_other_code"] >= 1
+    assert repo["rejections"] == {}
     assert json.loads((out / "summary.json").read_text()) == summary
     assert len(_tasks(out)) == 2
 
@@ -249,9 +251,12 @@ def test_method_group_task(kinds, tmp_path):
         "Concordance.frequency",
         "Concordance.positions",
     ]
-    assert task["tests"]["fail_to_pass"] == [
-        "tests/test_stats.py::test_concordance_positions_and_frequency"
+    assert sorted(task["tests"]["fail_to_pass"]) == [
+        "tests/test_stats.py::test_concordance_frequency_of_a_missing_word",
+        "tests/test_stats.py::test_concordance_positions_and_frequency",
+        "tests/test_stats.py::test_concordance_positions_ignore_case",
     ]
+    assert len(task["tests"]["discriminating"]) == 3
     source = (task_dir / "workspace" / "src" / "textkit" / "stats.py").read_text()
     assert "class Concordance" in source and "def context(" in source
     assert "def positions(" not in source and "def frequency(" not in source
@@ -262,3 +267,128 @@ def test_method_group_task(kinds, tmp_path):
     assert grade(task_dir, task_dir / "workspace")["binary"] == 0
     solved = grade(task_dir, solved_workspace(task_dir, tmp_path / "solved"))
     assert solved["fraction"] == 1.0 and solved["binary"] == 1
+
+
+# The tamper corpus: each case adds one way a workspace could try to change how its tests
+# are collected, run or reported, on top of a stub answer (every deleted definition raises
+# NotImplementedError). Graded for real through `etude grade`'s code path, none may score
+# more than the stub alone.
+
+# Every test passes, reported under its node id relative to the invocation directory
+# (the workspace root) even when a nested configuration file moved pytest's rootdir.
+FORCE_PASS = """\
+import os
+
+import pytest
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    report.outcome = "passed"
+    report.longrepr = None
+    rel = os.path.relpath(item.path, item.config.invocation_params.dir)
+    report.nodeid = rel.replace(os.sep, "/") + "::" + item.nodeid.split("::", 1)[1]
+"""
+# A root-level `pytest.py`: `python -m pytest` in the workspace would run it; it runs the
+# real pytest with the cheat plugin added.
+SHADOW_PYTEST = """\
+import os, runpy, sys
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
+sys.path.append(os.path.join(here, "cheats"))
+sys.modules.pop("pytest", None)
+sys.argv.extend(["-p", "cheat_plugin"])
+runpy.run_module("pytest", run_name="__main__", alter_sys=True)
+"""
+LOAD_CHEAT = "import os\nos.environ['PYTEST_ADDOPTS'] = '-p cheat_plugin'\n"
+
+
+def _put(ws, rel, text):
+    (ws / rel).parent.mkdir(parents=True, exist_ok=True)
+    (ws / rel).write_text(text)
+
+
+def _with_plugin(rel, text):
+    """A tamper writing `text` to `rel` next to the cheat plugin at the workspace root."""
+
+    def apply(ws, task_dir):
+        _put(ws, "cheat_plugin.py", FORCE_PASS)
+        _put(ws, rel, text)
+
+    return apply
+
+
+def _pyproject_addopts(ws, task_dir):
+    _put(ws, "cheat_plugin.py", FORCE_PASS)
+    text = (ws / "pyproject.toml").read_text()
+    (ws / "pyproject.toml").write_text(
+        text.replace('testpaths = ["tests"]', 'testpaths = ["tests"]\naddopts = "-p cheat_plugin"')
+    )
+
+
+def _entry_point(ws, task_dir):
+    _put(ws, "cheat_plugin.py", FORCE_PASS)
+    _put(ws, "cheat-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: cheat\nVersion: 1.0\n")
+    _put(ws, "cheat-1.0.dist-info/entry_points.txt", "[pytest11]\ncheat = cheat_plugin\n")
+
+
+def _rewritten_tests(ws, task_dir):
+    for path in (task_dir / "hidden" / "tests").rglob("test_*.py"):
+        rel = path.relative_to(task_dir / "hidden" / "tests")
+        _put(ws, rel, path.read_text().replace("    assert ", "    assert True or "))
+
+
+def _shadow_pytest(ws, task_dir):
+    _put(ws, "pytest.py", SHADOW_PYTEST)
+    _put(ws, "cheats/cheat_plugin.py", FORCE_PASS)
+
+
+TAMPERS = {
+    "conftest at the root": lambda ws, _: _put(ws, "conftest.py", FORCE_PASS),
+    "conftest in tests/": lambda ws, _: _put(ws, "tests/conftest.py", FORCE_PASS),
+    "conftest in a nested test dir": lambda ws, _: _put(ws, "tests/unit/conftest.py", FORCE_PASS),
+    "pytest.ini": _with_plugin("pytest.ini", "[pytest]\naddopts = -p cheat_plugin\n"),
+    ".pytest.ini": _with_plugin(".pytest.ini", "[pytest]\naddopts = -p cheat_plugin\n"),
+    "tests/pytest.ini": _with_plugin("tests/pytest.ini", "[pytest]\naddopts = -p cheat_plugin\n"),
+    "pytest.toml": _with_plugin(
+        "tests/pytest.toml", '[pytest]\naddopts = ["-p", "cheat_plugin"]\n'
+    ),
+    "tox.ini": _with_plugin("tests/tox.ini", "[pytest]\naddopts = -p cheat_plugin\n"),
+    "setup.cfg": _with_plugin("tests/setup.cfg", "[tool:pytest]\naddopts = -p cheat_plugin\n"),
+    "pyproject.toml addopts": _pyproject_addopts,
+    "entry point in a dist-info": _entry_point,
+    "sitecustomize": _with_plugin("src/sitecustomize.py", LOAD_CHEAT),
+    "usercustomize": _with_plugin("src/usercustomize.py", LOAD_CHEAT),
+    ".pth file": _with_plugin(
+        "src/cheat.pth", "import os; os.environ['PYTEST_ADDOPTS'] = '-p cheat_plugin'\n"
+    ),
+    ".env file": _with_plugin(".env", "PYTEST_ADDOPTS=-p cheat_plugin\n"),
+    "rewritten test files": _rewritten_tests,
+    "added test file": lambda ws, _: _put(
+        ws, "tests/test_added.py", FORCE_PASS + "\n\ndef test_added():\n    pass\n"
+    ),
+    "module shadowing pytest": _shadow_pytest,
+    "module shadowing the guard": lambda ws, _: _put(ws, "etude_equality_guard.py", FORCE_PASS),
+}
+
+
+@pytest.fixture(scope="module")
+def stub_answer(synth, tmp_path_factory):
+    """The slugify task, a stub answer to it and the stub's grade."""
+    out, _ = synth
+    task_dir = next(t for t in _tasks(out) if not t.name.endswith("--module"))
+    answer = _answer(task_dir, tmp_path_factory.mktemp("stub") / "ws", "raise")
+    return task_dir, answer, grade(task_dir, answer)
+
+
+@pytest.mark.parametrize("tamper", sorted(TAMPERS))
+def test_tampering_scores_no_more_than_the_stub(stub_answer, tamper, tmp_path):
+    task_dir, answer, alone = stub_answer
+    ws = tmp_path / "ws"
+    shutil.copytree(answer, ws)
+    TAMPERS[tamper](ws, task_dir)
+    tampered = grade(task_dir, ws)
+    assert tampered["fraction"] <= alone["fraction"] and tampered["binary"] <= alone["binary"]
+    assert tampered["fail_to_pass_passed"] <= alone["fail_to_pass_passed"], tampered["tests"]

@@ -140,6 +140,36 @@ def test_slice_rejects_what_other_code_uses(repo, tmp_path):
     )
 
 
+def test_slice_counts_attribute_uses(repo, tmp_path):
+    # Definitions other code reaches as attributes: through a submodule chain
+    # (`textkit.slug.slugify`), a module imported inside a function (`wrap.wrap_text`) and
+    # a package re-export (`textkit.ordinal`).
+    kept = ["tests/t.py::other"]
+    before, _ = slice_candidates(repo, _coverage(repo, {}), kept)
+    features = {c.feature for c in before}
+    used = [
+        ("src/textkit/slug.py", "slugify"),
+        ("src/textkit/wrap.py", "wrap_text"),
+        ("src/textkit/numbers.py", "ordinal"),
+    ]
+    assert set(used) <= features
+    source = tmp_path / "r"
+    shutil.copytree(repo.root, source)
+    (source / "src" / "textkit" / "report.py").write_text(
+        "import textkit\nimport textkit.slug\n\n\n"
+        "def title(text):\n"
+        "    from textkit import wrap\n\n"
+        "    return textkit.slug.slugify(text) + wrap.wrap_text(text)[0] + textkit.ordinal(1)\n"
+    )
+    changed = prepare(source, tmp_path / "work")
+    after, rejections = slice_candidates(changed, _coverage(changed, {}), kept)
+    rejected = {r.feature: r for r in rejections}
+    for feature in used:
+        assert feature not in {c.feature for c in after}
+        assert rejected[feature].key == "used_by_other_code"
+        assert rejected[feature].reason == "used by other code: src/textkit/report.py:title"
+
+
 CLASS = '''import re  # used by the deleted methods only
 
 
@@ -405,7 +435,7 @@ def test_publish_removes_duplicate_features(tmp_path):
     (tmp_path / "tasks").mkdir()
     summary = _publish(state, records, tmp_path / "tasks")
     assert summary["tasks"] == ["repo__a", "repo__c"] and summary["valid"] == 2
-    assert summary["rejections"] == {"duplicate of another candidate's code": 1}
+    assert summary["rejections"] == {"duplicate": 1}
     assert sorted(p.name for p in (tmp_path / "tasks").iterdir()) == ["repo__a", "repo__c"]
 
 

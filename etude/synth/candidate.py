@@ -25,24 +25,31 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from etude.sandbox import Limits, run
-from etude.synth import env
+from etude.sandbox import Limits
+from etude.synth import env, similarity
 from etude.synth.audit import audit, oracle_tokens
 from etude.synth.delete import STUB_BODIES, delete_definitions, plant_canary, stub
-from etude.synth.discover import Repo, module_name
+from etude.synth.discover import Repo, module_name, test_tree_files
 from etude.synth.errors import SynthError
 from etude.synth.grade import prepare_workspace, score
+from etude.synth.imports import failed_imports
 from etude.synth.scrub import git, naive_scrub, scrub
 from etude.synth.slice import Candidate, Graph, build_graph
 from etude.synth.task import definition_node, problem_statement, write_manifest
 from etude.synth.testrun import files_of, run_suite
-from etude.synth.validate import check_collection, check_failure_reasons, split_outcomes
+from etude.synth.validate import (
+    Reason,
+    check_collection,
+    check_failure_reasons,
+    split_outcomes,
+)
 
 
 @dataclass(frozen=True)
 class Settings:
     """Per-run choices: whether signatures are revealed in the problem statement, whether
-    the fail-to-pass test files are hidden from the workspace, time limits, and whether
+    the fail-to-pass test files are hidden from the workspace, time limits, the quality
+    gates (discriminating tests required, near-copy similarity), and whether
     to measure the naive scrub and the unguarded always-equal stub side by side
     (benchmarks/synth_yield.py)."""
 
@@ -51,6 +58,8 @@ class Settings:
     test_timeout_s: float = 20.0
     suite_timeout_s: float = 300.0
     slow_test_s: float = 5.0  # baseline tests slower than this (either run) are dropped
+    min_discriminating: int = 3  # fail-to-pass tests that must fail with every trivial stub
+    near_copy_ratio: float = 0.9  # similarity at which deleted code counts as copied
     compare_naive: bool = False  # also audit a copy scrubbed the naive way (benchmark)
     measure_guard: bool = False  # also score the always-equal stub unguarded (benchmark)
 
@@ -64,17 +73,20 @@ class Job:
     kept: list[str]
     extras: tuple[str, ...]
     requirements: list[str]
-    environment_text: str  # path of the untouched environment's text (audit baseline)
+    environment_text: str  # path of what the untouched repository ships (audit baseline)
     work_dir: str
     settings: Settings
+    plugins: tuple[str, ...] = env.TOOL_PLUGINS  # pytest plugins to load (baseline's list)
+    importable: tuple[str, ...] | None = None  # modules importing before (None: all must)
 
 
 class Rejected(Exception):
-    """The candidate does not make a valid task; the message is the reason and `checks`
-    the scored runs made before the decision."""
+    """The candidate does not make a valid task; `reason` says why (its `key` is stable,
+    see validate.REASONS) and `checks` are the scored runs made before the decision."""
 
-    def __init__(self, reason: str, checks: dict | None = None) -> None:
-        super().__init__(reason)
+    def __init__(self, reason: Reason, checks: dict | None = None) -> None:
+        super().__init__(str(reason))
+        self.reason = reason
         self.checks = checks or {}
 
 
@@ -175,7 +187,7 @@ def _naive_scrub_findings(cdir: Path, workspace: Path, venv: Path, tokens: dict)
     naive_scrub(copy / "workspace")
     found = audit({"workspace": copy / "workspace", "venv": copy / "venv"}, tokens)
     shutil.rmtree(copy)
-    return sorted({f"{f.path.split('/')[1]} ({f.where.split('>')[0]})" for f in found})
+    return sorted({f"{f.path.split('/')[1]} ({f.place})" for f in found})
 
 
 def _import_line(repo: Repo, cand: Candidate) -> str:
@@ -215,9 +227,14 @@ def process(job: Job) -> dict:
         record |= _build(job, repo, cand, cdir, record)
         record["status"] = "valid"
     except Rejected as why:
-        record |= {"status": "rejected", "reason": str(why), "validation": why.checks}
+        record |= {
+            "status": "rejected",
+            "reason": str(why),
+            "reason_key": why.reason.key,
+            "validation": why.checks,
+        }
     except SynthError as err:  # a failed install or git step: this candidate only
-        record |= {"status": "rejected", "reason": f"error: {err}"}
+        record |= {"status": "rejected", "reason": f"error: {err}", "reason_key": "error"}
     finally:
         record["seconds"] = round(time.perf_counter() - start, 2)
         shutil.rmtree(cdir, ignore_errors=True)
@@ -231,6 +248,7 @@ def _build(job: Job, repo: Repo, cand: Candidate, cdir: Path, record: dict) -> d
     deletion = plan_deletion(repo, graph, cand, originals)
     by_file, deleted_files, deleted_names = deletion.by_file, deletion.files, deletion.names
     reference = {rel: originals[rel] for rel in deleted_files}
+    _check_not_a_copy(repo, cand, by_file, deleted_files, originals, settings.near_copy_ratio)
 
     workspace, venv = cdir / "workspace", cdir / "venv"
     shutil.copytree(repo.root, workspace, symlinks=True)
@@ -243,28 +261,26 @@ def _build(job: Job, repo: Repo, cand: Candidate, cdir: Path, record: dict) -> d
     env.create(workspace, venv, extras=job.extras)
     limits = Limits(wall_s=settings.suite_timeout_s)
     test_files = files_of(job.kept)
-    suite = dict(test_timeout_s=settings.test_timeout_s, limits=limits)
+    suite = dict(test_timeout_s=settings.test_timeout_s, limits=limits, plugins=job.plugins)
     planted = run_suite(workspace, venv, test_files, **suite)
     broken = [t for t in job.kept if planted.outcome_of(t).outcome != "passed"]
     if broken:
-        raise Rejected(f"planting the canary broke {broken[0]}")
+        raise Rejected(Reason("canary_breaks_tests", f"planting the canary broke {broken[0]}"))
 
     _write(workspace, deleted_files)
-    modules = sorted(  # a deleted module is not expected to import
-        {
-            module_name(repo, rel)
-            for rel in repo.source_files
-            if deleted_files.get(rel, "") is not None
-        }
-    )
-    imports = run(
-        [str(env.python_of(venv)), "-c", "; ".join(f"import {m}" for m in modules)],
-        workspace,
-        readonly=[venv],
-        limits=Limits(wall_s=60),
-    )
-    if not imports.ok:
-        raise Rejected(f"the package no longer imports: {imports.describe()}")
+    remaining = [  # a deleted module is not expected to import
+        module_name(repo, rel)
+        for rel in repo.source_files
+        if deleted_files.get(rel, "") is not None
+    ]
+    if job.importable is not None:  # nor one that did not import before the deletion
+        remaining = [m for m in remaining if m in set(job.importable)]
+    broken = failed_imports(workspace, venv, remaining)
+    if broken:
+        module, error = next(iter(broken.items()))
+        raise Rejected(
+            Reason("no_longer_imports", f"the package no longer imports: {module}: {error}")
+        )
     first = run_suite(workspace, venv, test_files, **suite)
     second = run_suite(workspace, venv, test_files, **suite)
     reason = check_collection(first, deleted_names)
@@ -279,7 +295,7 @@ def _build(job: Job, repo: Repo, cand: Candidate, cdir: Path, record: dict) -> d
     tokens = oracle_tokens(
         _deleted_code(graph, cand, originals),
         _remaining_text(repo, deleted_files),
-        Path(job.environment_text).read_text(),
+        Path(job.environment_text).read_bytes(),
         [canary],
     )
     if settings.compare_naive:
@@ -287,26 +303,23 @@ def _build(job: Job, repo: Repo, cand: Candidate, cdir: Path, record: dict) -> d
     scrub_log = scrub(workspace, venv, repo.packages)
     findings = audit({"workspace": workspace, "venv": venv}, tokens)
     if findings:
-        f = findings[0]
-        raise Rejected(
-            f"leak: {f.kind} {f.token!r} in {f.path} ({f.where}); {len(findings)} in all"
-        )
+        files = len({f.path for f in findings})
+        where = f"{findings[0].describe()}; {len(findings)} in {files} file(s)"
+        raise Rejected(Reason("leak", f"leak: {where}"))
 
     staging = Path(job.work_dir) / "staged" / f"{repo.name}__{cand.id}"
     shutil.rmtree(staging, ignore_errors=True)
     hidden = staging / "hidden"
-    for rel in [*repo.test_files, *repo.test_support]:
-        (hidden / "tests" / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(repo.root / rel, hidden / "tests" / rel)
-    for rel in repo.config_files:
-        (hidden / "config").mkdir(parents=True, exist_ok=True)
-        shutil.copy2(repo.root / rel, hidden / "config" / rel)
+    for part, files in (("tests", test_tree_files(repo.root)), ("config", repo.config_files)):
+        for rel in files:
+            (hidden / part / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(repo.root / rel, hidden / part / rel)
     for rel, text in reference.items():
         (hidden / "reference" / rel).parent.mkdir(parents=True, exist_ok=True)
         (hidden / "reference" / rel).write_text(text)
     (hidden / "requirements.txt").write_text("\n".join(job.requirements) + "\n")
 
-    checks, stub_passing = _solvability_and_discrimination(
+    checks, stub_passing, discriminating = _solvability_and_discrimination(
         workspace,
         venv,
         hidden,
@@ -320,6 +333,7 @@ def _build(job: Job, repo: Repo, cand: Candidate, cdir: Path, record: dict) -> d
         suite,
         deletion.guard,
         settings.measure_guard,
+        settings.min_discriminating,
     )
     shutil.copytree(workspace, staging / "workspace", symlinks=True)
 
@@ -343,6 +357,7 @@ def _build(job: Job, repo: Repo, cand: Candidate, cdir: Path, record: dict) -> d
             "fail_to_pass": f2p,
             "pass_to_pass": p2p,
             "stub_passing": stub_passing,
+            "discriminating": discriminating,
             "hidden_files": hidden_tests,
         },
         "problem_statement": statement,
@@ -365,10 +380,17 @@ def _build(job: Job, repo: Repo, cand: Candidate, cdir: Path, record: dict) -> d
             "findings": [],
             "searched": ["workspace", "venv"],
         },
-        "limits": {"test_timeout_s": settings.test_timeout_s, "slow_test_s": settings.slow_test_s},
+        "limits": {
+            "test_timeout_s": settings.test_timeout_s,
+            "slow_test_s": settings.slow_test_s,
+            "min_discriminating": settings.min_discriminating,
+            "near_copy_ratio": settings.near_copy_ratio,
+        },
         # Loaded by `etude grade` from etude's tree (never the workspace): a test fails when
         # a target returns an always-equal object (etude/synth/plugin/etude_equality_guard.py).
         "equality_guard": {"plugin": "etude_equality_guard", "targets": deletion.guard},
+        # How the grader runs pytest: autoloading off, these plugins loaded by name.
+        "pytest": {"plugins": list(job.plugins)},
         "reference_sha256": hashlib.sha256(reference_code.encode()).hexdigest(),
     }
     write_manifest(staging, manifest)
@@ -379,6 +401,26 @@ def _build(job: Job, repo: Repo, cand: Candidate, cdir: Path, record: dict) -> d
         "pass_to_pass": len(p2p),
         "audit_tokens": len(tokens),
     }
+
+
+def _check_not_a_copy(repo, cand, by_file, deleted_files, originals, threshold) -> None:
+    """Raise Rejected when half or more of the deleted code (by normalized tokens) has a
+    near copy in the package that remains (similarity.near_copy)."""
+    deleted = []
+    for rel, names in by_file.items():
+        whole = cand.kind == "module" and rel == cand.feature[0]
+        deleted += similarity.units(originals[rel], None if whole else set(names))
+    remaining = []
+    for rel in repo.source_files:
+        text = deleted_files.get(rel, originals[rel])
+        if text is not None:
+            remaining += similarity.units(text)
+    share, copies = similarity.near_copy(deleted, remaining, threshold)
+    if share >= 0.5:
+        why = f"{share:.0%} of the deleted code is a near copy of code that remains: " + "; ".join(
+            copies[:3]
+        )
+        raise Rejected(Reason("near_copy", why))
 
 
 def _deleted_entries(repo: Repo, graph: Graph, cand: Candidate) -> list[dict]:
@@ -407,13 +449,15 @@ def _solvability_and_discrimination(
     suite,
     guard,
     measure_guard,
-) -> tuple[dict, list[str]]:
+    min_discriminating,
+) -> tuple[dict, list[str], list[str]]:
     """Score the reference restored into a copy of the scrubbed workspace (must be 1) and
     each trivial stub (must not pass every fail-to-pass test), all with the equality guard
-    on `guard` as `etude grade` runs it; raises Rejected. Returns the scores and the
-    fail-to-pass tests every stub passes (the grader's `fraction` leaves them out). With
-    `measure_guard`, the always-equal stub is also scored without the guard (recorded, not
-    decisive)."""
+    on `guard` as `etude grade` runs it; at least `min_discriminating` fail-to-pass tests
+    must fail with every stub. Raises Rejected. Returns the scores, the fail-to-pass tests
+    every stub passes (the grader's `fraction` leaves them out) and the discriminating
+    ones. With `measure_guard`, the always-equal stub is also scored without the guard
+    (recorded, not decisive)."""
     variants = {"reference": reference}
     for kind in STUB_BODIES:
         variants[f"stub_{kind}"] = {
@@ -447,8 +491,17 @@ def _solvability_and_discrimination(
     shutil.rmtree(check_dir, ignore_errors=True)
     # Every variant is scored before deciding, so a rejection still records them all.
     if failing:
-        raise Rejected(f"restoring the reference does not pass {failing}", checks)
+        why = f"restoring the reference does not pass {failing}"
+        raise Rejected(Reason("reference_fails", why), checks)
     for label, check in checks.items():
         if label.startswith("stub_") and check["fraction"] == 1.0:
-            raise Rejected(f"the trivial stub {label} passes every fail-to-pass test", checks)
-    return checks, sorted(set.intersection(*stub_passed))
+            why = f"the trivial stub {label} passes every fail-to-pass test"
+            raise Rejected(Reason("stub_passes", why), checks)
+    discriminating = [t for t in f2p if not any(t in passed for passed in stub_passed)]
+    if len(discriminating) < min_discriminating:
+        why = (
+            f"{len(discriminating)} of {len(f2p)} fail-to-pass tests fail with every trivial "
+            f"stub; at least {min_discriminating} must"
+        )
+        raise Rejected(Reason("few_discriminating_tests", why), checks)
+    return checks, sorted(set.intersection(*stub_passed)), discriminating
