@@ -74,6 +74,8 @@ class Finding:
 
     def describe(self) -> str:
         """One line: what was found, in which file, in which kind of place."""
+        if self.place == "git object":  # `where` names the object and its path
+            return f"{self.kind} {self.token!r} in {self.path} ({self.where})"
         view = "" if self.where == "raw" else f", {self.where}"
         return f"{self.kind} {self.token!r} in {self.path} ({self.place}{view})"
 
