@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 
 from etude.synth.candidate import Settings, process
-from etude.synth.delete import stub
 from etude.synth.demo import EXAMPLE_REPO
 from etude.synth.errors import SynthError
 from etude.synth.executor import map_unordered
 from etude.synth.grade import grade, solved_workspace
 from etude.synth.pipeline import _job, synthesize
 from etude.synth.scrub import ARTIFACT_DIRS
+from etude.synth.tamper import TAMPERS, stub_answer
 
 pytestmark = pytest.mark.slow
 
@@ -186,16 +186,23 @@ def test_ray_executor_on_a_local_instance(synth):
         ray.shutdown()
 
 
+# The way candidates were processed before the shared environment and test subsets (a
+# fresh venv per candidate, every test file in every run): the `kinds` tasks use it, so
+# both ways make valid tasks.
+OWN_VENV_FULL_RUNS = Settings(measure_guard=True, shared_environment=False, test_subsets=False)
+
+
 @pytest.fixture(scope="module")
 def kinds(synth):
     """A method group and a function whose tests only compare with `==` (ordinal), each
-    processed with the always-equal stub also scored without the equality guard."""
+    processed with the always-equal stub also scored without the equality guard, with a
+    venv of their own and full test runs."""
     out, _ = synth
     work_dir = out / "work" / "example_repo"
     state = json.loads((work_dir / "repo_state.json").read_text())
     wanted = ("textkit.stats.Concordance.frequency+positions", "textkit.numbers.ordinal")
     jobs = [
-        _job(state, cand, work_dir, Settings(measure_guard=True))
+        _job(state, cand, work_dir, OWN_VENV_FULL_RUNS)
         for cand in state["candidates"]
         if cand["id"] in wanted
     ]
@@ -207,18 +214,6 @@ def kinds(synth):
     return {cid: Path(r["task_dir"]) for cid, r in records.items()}
 
 
-def _answer(task_dir, dest, kind):
-    """The task's workspace with the reference's deleted definitions replaced by `kind`
-    stubs (see etude.synth.delete.STUB_BODIES)."""
-    task = json.loads((task_dir / "task.json").read_text())
-    shutil.copytree(task_dir / "workspace", dest)
-    names = [e["name"] for e in task["deleted"]]
-    for rel in task["modified_files"]:
-        reference = (task_dir / "hidden" / "reference" / rel).read_text()
-        (dest / rel).write_text(stub(reference, names, kind))
-    return dest
-
-
 def test_equality_only_tests_reject_an_always_equal_answer(kinds, tmp_path):
     task_dir = kinds["textkit.numbers.ordinal"]
     task = json.loads((task_dir / "task.json").read_text())
@@ -227,7 +222,7 @@ def test_equality_only_tests_reject_an_always_equal_answer(kinds, tmp_path):
     # only compare with `==`; with it (as validated and graded) it fails them.
     assert task["validation"]["unguarded_stub_always_equal"]["fraction"] == 1.0
     assert task["validation"]["stub_always_equal"]["binary"] == 0
-    cheat = grade(task_dir, _answer(task_dir, tmp_path / "cheat", "always_equal"))
+    cheat = grade(task_dir, stub_answer(task_dir, tmp_path / "cheat", "always_equal"))
     assert cheat["binary"] == 0
     for test, outcome in cheat["tests"].items():
         if "test_ordinal[" in test:
@@ -269,126 +264,29 @@ def test_method_group_task(kinds, tmp_path):
     assert solved["fraction"] == 1.0 and solved["binary"] == 1
 
 
-# The tamper corpus: each case adds one way a workspace could try to change how its tests
-# are collected, run or reported, on top of a stub answer (every deleted definition raises
-# NotImplementedError). Graded for real through `etude grade`'s code path, none may score
-# more than the stub alone.
-
-# Every test passes, reported under its node id relative to the invocation directory
-# (the workspace root) even when a nested configuration file moved pytest's rootdir.
-FORCE_PASS = """\
-import os
-
-import pytest
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item, call):
-    outcome = yield
-    report = outcome.get_result()
-    report.outcome = "passed"
-    report.longrepr = None
-    rel = os.path.relpath(item.path, item.config.invocation_params.dir)
-    report.nodeid = rel.replace(os.sep, "/") + "::" + item.nodeid.split("::", 1)[1]
-"""
-# A root-level `pytest.py`: `python -m pytest` in the workspace would run it; it runs the
-# real pytest with the cheat plugin added.
-SHADOW_PYTEST = """\
-import os, runpy, sys
-here = os.path.dirname(os.path.abspath(__file__))
-sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
-sys.path.append(os.path.join(here, "cheats"))
-sys.modules.pop("pytest", None)
-sys.argv.extend(["-p", "cheat_plugin"])
-runpy.run_module("pytest", run_name="__main__", alter_sys=True)
-"""
-LOAD_CHEAT = "import os\nos.environ['PYTEST_ADDOPTS'] = '-p cheat_plugin'\n"
-
-
-def _put(ws, rel, text):
-    (ws / rel).parent.mkdir(parents=True, exist_ok=True)
-    (ws / rel).write_text(text)
-
-
-def _with_plugin(rel, text):
-    """A tamper writing `text` to `rel` next to the cheat plugin at the workspace root."""
-
-    def apply(ws, task_dir):
-        _put(ws, "cheat_plugin.py", FORCE_PASS)
-        _put(ws, rel, text)
-
-    return apply
-
-
-def _pyproject_addopts(ws, task_dir):
-    _put(ws, "cheat_plugin.py", FORCE_PASS)
-    text = (ws / "pyproject.toml").read_text()
-    (ws / "pyproject.toml").write_text(
-        text.replace('testpaths = ["tests"]', 'testpaths = ["tests"]\naddopts = "-p cheat_plugin"')
-    )
-
-
-def _entry_point(ws, task_dir):
-    _put(ws, "cheat_plugin.py", FORCE_PASS)
-    _put(ws, "cheat-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: cheat\nVersion: 1.0\n")
-    _put(ws, "cheat-1.0.dist-info/entry_points.txt", "[pytest11]\ncheat = cheat_plugin\n")
-
-
-def _rewritten_tests(ws, task_dir):
-    for path in (task_dir / "hidden" / "tests").rglob("test_*.py"):
-        rel = path.relative_to(task_dir / "hidden" / "tests")
-        _put(ws, rel, path.read_text().replace("    assert ", "    assert True or "))
-
-
-def _shadow_pytest(ws, task_dir):
-    _put(ws, "pytest.py", SHADOW_PYTEST)
-    _put(ws, "cheats/cheat_plugin.py", FORCE_PASS)
-
-
-TAMPERS = {
-    "conftest at the root": lambda ws, _: _put(ws, "conftest.py", FORCE_PASS),
-    "conftest in tests/": lambda ws, _: _put(ws, "tests/conftest.py", FORCE_PASS),
-    "conftest in a nested test dir": lambda ws, _: _put(ws, "tests/unit/conftest.py", FORCE_PASS),
-    "pytest.ini": _with_plugin("pytest.ini", "[pytest]\naddopts = -p cheat_plugin\n"),
-    ".pytest.ini": _with_plugin(".pytest.ini", "[pytest]\naddopts = -p cheat_plugin\n"),
-    "tests/pytest.ini": _with_plugin("tests/pytest.ini", "[pytest]\naddopts = -p cheat_plugin\n"),
-    "pytest.toml": _with_plugin(
-        "tests/pytest.toml", '[pytest]\naddopts = ["-p", "cheat_plugin"]\n'
-    ),
-    "tox.ini": _with_plugin("tests/tox.ini", "[pytest]\naddopts = -p cheat_plugin\n"),
-    "setup.cfg": _with_plugin("tests/setup.cfg", "[tool:pytest]\naddopts = -p cheat_plugin\n"),
-    "pyproject.toml addopts": _pyproject_addopts,
-    "entry point in a dist-info": _entry_point,
-    "sitecustomize": _with_plugin("src/sitecustomize.py", LOAD_CHEAT),
-    "usercustomize": _with_plugin("src/usercustomize.py", LOAD_CHEAT),
-    ".pth file": _with_plugin(
-        "src/cheat.pth", "import os; os.environ['PYTEST_ADDOPTS'] = '-p cheat_plugin'\n"
-    ),
-    ".env file": _with_plugin(".env", "PYTEST_ADDOPTS=-p cheat_plugin\n"),
-    "rewritten test files": _rewritten_tests,
-    "added test file": lambda ws, _: _put(
-        ws, "tests/test_added.py", FORCE_PASS + "\n\ndef test_added():\n    pass\n"
-    ),
-    "module shadowing pytest": _shadow_pytest,
-    "module shadowing the guard": lambda ws, _: _put(ws, "etude_equality_guard.py", FORCE_PASS),
-}
+# The tamper corpus (etude/synth/tamper.py): each case adds one way a workspace could try
+# to change how its tests are collected, run or reported, on top of a stub answer (every
+# deleted definition raises NotImplementedError). Graded for real through `etude grade`'s
+# code path, none may score more than the stub alone. Before the grader pinned pytest's
+# configuration, plugins and path, 8 of these scored 1.0 (.pytest.ini, pytest.toml, the
+# three nested configuration files, the entry point and both shadowing modules).
 
 
 @pytest.fixture(scope="module")
-def stub_answer(synth, tmp_path_factory):
+def stubbed(synth, tmp_path_factory):
     """The slugify task, a stub answer to it and the stub's grade."""
     out, _ = synth
     task_dir = next(t for t in _tasks(out) if not t.name.endswith("--module"))
-    answer = _answer(task_dir, tmp_path_factory.mktemp("stub") / "ws", "raise")
+    answer = stub_answer(task_dir, tmp_path_factory.mktemp("stub") / "ws", "raise")
     return task_dir, answer, grade(task_dir, answer)
 
 
 @pytest.mark.parametrize("tamper", sorted(TAMPERS))
-def test_tampering_scores_no_more_than_the_stub(stub_answer, tamper, tmp_path):
-    task_dir, answer, alone = stub_answer
+def test_tampering_scores_no_more_than_the_stub(stubbed, tamper, tmp_path):
+    task_dir, answer, alone = stubbed
     ws = tmp_path / "ws"
     shutil.copytree(answer, ws)
-    TAMPERS[tamper](ws, task_dir)
+    TAMPERS[tamper].apply(ws, task_dir)
     tampered = grade(task_dir, ws)
     assert tampered["fraction"] <= alone["fraction"] and tampered["binary"] <= alone["binary"]
     assert tampered["fail_to_pass_passed"] <= alone["fail_to_pass_passed"], tampered["tests"]

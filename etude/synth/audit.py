@@ -120,17 +120,9 @@ def oracle_tokens(deleted: str, remaining: str, shipped: bytes, canaries: list[s
 
 
 def present(tokens: Iterable[str], data: bytes) -> set[str]:
-    """The tokens that occur in `data`, overlapping ones included (a token inside a longer
-    one that also matched is found on a later pass)."""
-    left, found = {t.encode() for t in tokens}, set()
-    while left:
-        pattern = re.compile(b"|".join(re.escape(t) for t in sorted(left, key=len, reverse=True)))
-        new = {m.group() for m in pattern.finditer(data)}
-        if not new:
-            break
-        found |= new
-        left -= new
-    return {t.decode() for t in found}
+    """The tokens that occur in `data` (one substring search each: several times faster
+    than one alternation regex, and overlapping tokens are all found)."""
+    return {t for t in tokens if t.encode() in data}
 
 
 def shipped_text(roots: dict[str, Path], skip: Callable[[str], bool]) -> bytes:
@@ -263,16 +255,14 @@ def audit(roots: dict[str, Path], tokens: dict[str, str]) -> list[Finding]:
     """Every occurrence of a token under the labelled roots (label -> directory)."""
     if not tokens:
         return []
-    encoded = {t.encode(): k for t, k in tokens.items()}
-    pattern = re.compile(b"|".join(re.escape(t) for t in sorted(encoded, key=len, reverse=True)))
+    encoded = {t.encode(): (t, k) for t, k in tokens.items()}
     findings: dict[tuple, Finding] = {}
 
     def search(path: str, where: str, data: bytes) -> None:
-        for match in pattern.finditer(data):
-            token = match.group()
-            key = (path, where, token)
-            if key not in findings:
-                findings[key] = Finding(path, where, encoded[token], token.decode())
+        for token in encoded:
+            if token in data:
+                text, kind = encoded[token]
+                findings.setdefault((path, where, text), Finding(path, where, kind, text))
 
     for label, root in roots.items():
         for dirpath, _, _ in os.walk(root):

@@ -60,6 +60,8 @@ class Settings:
     slow_test_s: float = 5.0  # baseline tests slower than this (either run) are dropped
     min_discriminating: int = 3  # fail-to-pass tests that must fail with every trivial stub
     near_copy_ratio: float = 0.9  # similarity at which deleted code counts as copied
+    shared_environment: bool = True  # candidates test with the baseline's venv, read-only
+    test_subsets: bool = True  # rerun only the test files a run can change (see _build)
     compare_naive: bool = False  # also audit a copy scrubbed the naive way (benchmark)
     measure_guard: bool = False  # also score the always-equal stub unguarded (benchmark)
 
@@ -250,7 +252,7 @@ def _build(job: Job, repo: Repo, cand: Candidate, cdir: Path, record: dict) -> d
     reference = {rel: originals[rel] for rel in deleted_files}
     _check_not_a_copy(repo, cand, by_file, deleted_files, originals, settings.near_copy_ratio)
 
-    workspace, venv = cdir / "workspace", cdir / "venv"
+    workspace = cdir / "workspace"
     shutil.copytree(repo.root, workspace, symlinks=True)
     canary = f"etude-canary-{uuid.uuid4().hex}"
     _write(
@@ -258,12 +260,24 @@ def _build(job: Job, repo: Repo, cand: Candidate, cdir: Path, record: dict) -> d
         {rel: plant_canary(originals[rel], names, canary) for rel, names in by_file.items()},
     )
     _commit_history(workspace)
-    env.create(workspace, venv, extras=job.extras)
     limits = Limits(wall_s=settings.suite_timeout_s)
-    test_files = files_of(job.kept)
     suite = dict(test_timeout_s=settings.test_timeout_s, limits=limits, plugins=job.plugins)
-    planted = run_suite(workspace, venv, test_files, **suite)
-    broken = [t for t in job.kept if planted.outcome_of(t).outcome != "passed"]
+    shared = Path(job.work_dir) / "base" / "venv"
+    if settings.shared_environment and shared.is_dir():
+        # The baseline's venv, read-only; the workspace comes first on the path (the
+        # editable install points at the baseline's workspace, which no longer exists).
+        venv, own_venv = shared, False
+        suite |= {"pythonpath": [workspace / repo.package_root], "venv_writable": False}
+    else:
+        venv, own_venv = cdir / "venv", True
+        env.create(workspace, venv, extras=job.extras)
+    test_files = files_of(job.kept)
+    # The canary can only break tests that run the feature or name it; with test subsets,
+    # only their files run here.
+    planted_files = _files_touching(repo, cand, deletion.names) if settings.test_subsets else []
+    planted = run_suite(workspace, venv, planted_files or test_files, **suite)
+    planted_tests = [t for t in job.kept if not planted_files or t.split("::")[0] in planted_files]
+    broken = [t for t in planted_tests if planted.outcome_of(t).outcome != "passed"]
     if broken:
         raise Rejected(Reason("canary_breaks_tests", f"planting the canary broke {broken[0]}"))
 
@@ -275,16 +289,24 @@ def _build(job: Job, repo: Repo, cand: Candidate, cdir: Path, record: dict) -> d
     ]
     if job.importable is not None:  # nor one that did not import before the deletion
         remaining = [m for m in remaining if m in set(job.importable)]
-    broken = failed_imports(workspace, venv, remaining)
+    broken = failed_imports(workspace, venv, remaining, suite.get("pythonpath", ()))
     if broken:
         module, error = next(iter(broken.items()))
         raise Rejected(
             Reason("no_longer_imports", f"the package no longer imports: {module}: {error}")
         )
     first = run_suite(workspace, venv, test_files, **suite)
-    second = run_suite(workspace, venv, test_files, **suite)
+    # The second run checks that the outcomes hold; with test subsets only the files with
+    # a failing test are run again (the baseline already ran every test twice).
+    rerun = None
+    if settings.test_subsets:
+        rerun = set(files_of(t for t in job.kept if first.outcome_of(t).outcome != "passed"))
+    if rerun == set():  # nothing fails: rejected below, no second run needed
+        second = first
+    else:
+        second = run_suite(workspace, venv, sorted(rerun) if rerun else test_files, **suite)
     reason = check_collection(first, deleted_names)
-    f2p, p2p, split_reason = split_outcomes(first, second, job.kept)
+    f2p, p2p, split_reason = split_outcomes(first, second, job.kept, rerun or None)
     reason = reason or split_reason or check_failure_reasons(first, f2p, deleted_names)
     if reason:
         raise Rejected(reason)
@@ -300,7 +322,8 @@ def _build(job: Job, repo: Repo, cand: Candidate, cdir: Path, record: dict) -> d
     )
     if settings.compare_naive:
         record["naive_scrub_leaks"] = _naive_scrub_findings(cdir, workspace, venv, tokens)
-    scrub_log = scrub(workspace, venv, repo.packages)
+    # A shared venv is the baseline's, read-only: nothing of the candidate can be in it.
+    scrub_log = scrub(workspace, venv if own_venv else None, repo.packages)
     findings = audit({"workspace": workspace, "venv": venv}, tokens)
     if findings:
         files = len({f.path for f in findings})
@@ -423,6 +446,16 @@ def _check_not_a_copy(repo, cand, by_file, deleted_files, originals, threshold) 
         raise Rejected(Reason("near_copy", why))
 
 
+def _files_touching(repo: Repo, cand: Candidate, names: set[str]) -> list[str]:
+    """Test files with a test that runs the candidate or with text naming a deleted name."""
+    files = set(files_of(cand.tests))
+    for rel in repo.test_files:
+        text = (repo.root / rel).read_text(errors="replace")
+        if any(name in text for name in names):
+            files.add(rel)
+    return sorted(files)
+
+
 def _deleted_entries(repo: Repo, graph: Graph, cand: Candidate) -> list[dict]:
     entries = []
     if cand.kind == "module":
@@ -475,10 +508,10 @@ def _solvability_and_discrimination(
             check_dir,
             venv,
             files_of(f2p + p2p if label == "reference" else f2p),
-            pythonpath=[check_dir / repo.package_root],  # shadows the venv's editable path
             cache=False,
             equality_guard=() if label.startswith("unguarded") else guard,
-            **suite,
+            # the copy comes first on the path, before the venv's editable install
+            **{**suite, "pythonpath": [check_dir / repo.package_root]},
         )
         result = score(graded, f2p, p2p)
         checks[label] = {"fraction": result["fraction"], "binary": result["binary"]}

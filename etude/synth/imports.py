@@ -27,15 +27,19 @@ print(json.dumps(failed))
 """
 
 
-def failed_imports(workspace: Path, venv: Path, modules: Sequence[str]) -> dict[str, str]:
+def failed_imports(
+    workspace: Path, venv: Path, modules: Sequence[str], pythonpath: Sequence[Path] = ()
+) -> dict[str, str]:
     """Module name -> the error (type and message) of each of `modules` that does not
-    import in `workspace` with `venv`, importing them in order in one interpreter."""
+    import in `workspace` with `venv` (and `pythonpath` before it), importing them in
+    order in one interpreter."""
     if not modules:
         return {}
     done = run(
         [str(python_of(venv)), "-P", "-c", _IMPORT_EACH, json.dumps(list(modules))],
         workspace,
         readonly=[venv],
+        env={"PYTHONPATH": ":".join(str(Path(p).resolve()) for p in pythonpath)},
         limits=Limits(wall_s=120),
     )
     lines = done.stdout.strip().splitlines()

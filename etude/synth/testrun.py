@@ -108,6 +108,7 @@ def run_suite(
     writable: Sequence[Path] = (),
     equality_guard: Sequence[str] = (),
     plugins: Sequence[str] = TOOL_PLUGINS,
+    venv_writable: bool = True,
 ) -> SuiteRun:
     """Run pytest on `files` (all tests when empty) inside `workspace` with `venv`.
 
@@ -117,6 +118,7 @@ def run_suite(
     `equality_guard` lists "module:qualname" targets for the equality guard plugin (none:
     the plugin is not loaded). `plugins` are the pytest plugin modules to load (autoloading
     is off; see env.pytest_plugins); pytest-timeout must be among them.
+    `venv_writable=False` mounts `venv` read-only (a venv shared by several runs).
     """
     workspace = Path(workspace).resolve()
     with tempfile.TemporaryDirectory(prefix="etude-outcomes-") as tmp:
@@ -143,7 +145,9 @@ def run_suite(
         }
         if equality_guard:
             env["ETUDE_EQUALITY_GUARD"] = json.dumps(list(equality_guard))
-        done = run(argv, workspace, writable=[Path(tmp), venv, *writable], env=env, limits=limits)
+        writable = [Path(tmp), *([venv] if venv_writable else []), *writable]
+        readonly = [] if venv_writable else [venv]
+        done = run(argv, workspace, writable=writable, readonly=readonly, env=env, limits=limits)
         if not report.exists():
             return SuiteRun({}, {}, done, notes=[f"pytest wrote no report: {done.describe()}"])
         data = json.loads(report.read_text())

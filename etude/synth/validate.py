@@ -67,13 +67,16 @@ def check_collection(run: SuiteRun, deleted: set[str]) -> Reason | None:
 
 
 def split_outcomes(
-    first: SuiteRun, second: SuiteRun, kept: list[str]
+    first: SuiteRun, second: SuiteRun, kept: list[str], rerun: set[str] | None = None
 ) -> tuple[list, list, Reason | None]:
     """(fail_to_pass, pass_to_pass, reason) from two runs after deletion; reason is set
-    when a test changed outcome between the runs (flaky) or none fails."""
+    when a test changed outcome between the runs (flaky) or none fails. With `rerun`, the
+    second run holds only the tests of those files (the others keep the first's outcome)."""
     f2p, p2p = [], []
     for nodeid in kept:
-        a, b = first.outcome_of(nodeid).outcome, second.outcome_of(nodeid).outcome
+        a = first.outcome_of(nodeid).outcome
+        rechecked = rerun is None or nodeid.split("::", 1)[0] in rerun
+        b = second.outcome_of(nodeid).outcome if rechecked else a
         if (a == "passed") != (b == "passed"):
             return [], [], Reason("flaky", f"{nodeid} is flaky after deletion ({a}, then {b})")
         (p2p if a == "passed" else f2p).append(nodeid)
