@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from etude.sandbox import Completed
+from etude.synth import similarity
 from etude.synth.delete import delete_definitions, plant_canary, stub
 from etude.synth.discover import module_name, prepare
 from etude.synth.grade import score
@@ -302,6 +303,14 @@ def test_split_outcomes_and_flakiness():
     b = _run({"t::a": {"outcome": "failed", "phase": "call"}, "t::b": {"outcome": "failed"}})
     assert "flaky" in split_outcomes(a, b, ["t::a", "t::b"])[2]
     assert split_outcomes(a, a, ["t::a"])[2] == "no test fails after the deletion"
+    assert split_outcomes(a, a, ["t::a"])[2].key == "no_failing_test"
+    # A second run of only the files with a failing test (test subsets): the other tests
+    # keep the first run's outcome instead of counting as not collected.
+    first = _run({"x::a": {"outcome": "passed"}, "y::b": {"outcome": "failed", "phase": "call"}})
+    only_y = _run({"y::b": {"outcome": "failed", "phase": "call"}})
+    kept = ["x::a", "y::b"]
+    assert split_outcomes(first, only_y, kept, rerun={"y"}) == (["y::b"], ["x::a"], None)
+    assert split_outcomes(first, only_y, kept)[2].key == "flaky"
 
 
 def test_failure_reasons():
@@ -468,3 +477,36 @@ def test_fraction_leaves_out_tests_every_stub_passes():
     assert counted["fail_to_pass_passed"] == 1 and counted["binary"] == 0
     # Only stub-passing tests listed: there is nothing else to count, so all of them count.
     assert score(run, ["t::imports_only"], p2p, stub_passing=["t::imports_only"])["fraction"] == 1
+
+
+SIBLINGS = '''
+class JsonCodec:
+    def encode(self, value):
+        """Serialize `value`."""
+        parts = []
+        for key, item in sorted(value.items()):
+            parts.append(f"{key}={item!r}")  # one pair per key
+        return ";".join(parts)
+
+
+class TextCodec:
+    def encode(self, value):
+        parts = []
+        for key, item in sorted(value.items()):
+            parts.append(f"{key}:{item!r}")
+        return "|".join(parts)
+
+    def decode(self, text):
+        return dict(part.split(":", 1) for part in text.split("|") if part)
+'''
+
+
+def test_near_copy_of_a_sibling_class():
+    # Deleting JsonCodec leaves TextCodec.encode, the same code but for its literals.
+    deleted = similarity.units(SIBLINGS, {"JsonCodec"})
+    remaining = similarity.units(SIBLINGS, {"TextCodec"})
+    share, copies = similarity.near_copy(deleted, remaining, 0.9)
+    assert share == 1.0 and copies == ["JsonCodec.encode ~ TextCodec.encode (1.00)"]
+    # Code that only shares its shape is no copy.
+    decode_only = [u for u in remaining if u.name == "TextCodec.decode"]
+    assert similarity.near_copy(deleted, decode_only, 0.9) == (0.0, [])
