@@ -9,6 +9,7 @@ import pytest
 
 from etude.sandbox import Completed
 from etude.synth import similarity
+from etude.synth.baseline import keep_generated_sources
 from etude.synth.delete import delete_definitions, plant_canary, stub
 from etude.synth.discover import module_name, prepare
 from etude.synth.grade import score
@@ -510,3 +511,17 @@ def test_near_copy_of_a_sibling_class():
     # Code that only shares its shape is no copy.
     decode_only = [u for u in remaining if u.name == "TextCodec.decode"]
     assert similarity.near_copy(deleted, decode_only, 0.9) == (0.0, [])
+
+
+def test_files_the_install_generates_are_kept(tmp_path):
+    # A build backend such as setuptools_scm writes `_version.py` into the package when
+    # installing; candidates import their copy of the pristine tree, so it must be there.
+    repo = prepare(EXAMPLE, tmp_path / "work")
+    installed = tmp_path / "installed"
+    shutil.copytree(repo.root, installed)
+    (installed / "src/textkit/_version.py").write_text("version = '0.3.0'\n")
+    (installed / "src/textkit/__pycache__").mkdir()
+    (installed / "src/textkit/__pycache__/slug.cpython-311.pyc").write_bytes(b"")
+    keep_generated_sources(repo, installed)
+    assert (repo.root / "src/textkit/_version.py").read_text() == "version = '0.3.0'\n"
+    assert not (repo.root / "src/textkit/__pycache__").exists()

@@ -50,6 +50,22 @@ def test_extras(repo: Repo) -> tuple[str, ...]:
     return tuple(g for g in ("test", "tests", "testing") if g in groups)
 
 
+def keep_generated_sources(repo: Repo, workspace: Path) -> None:
+    """Copy into the pristine repository the files the install wrote into its packages
+    (a setuptools_scm `_version.py`, say): candidates run with this venv and their own
+    copy of the pristine tree first on the path, so they must find them there too."""
+    prefix = f"{repo.package_root}/" if repo.package_root else ""
+    for package in repo.packages:
+        base = workspace / prefix / package
+        if not base.is_dir():
+            continue
+        for path in sorted(base.rglob("*")):
+            rel = path.relative_to(workspace).as_posix()
+            if path.is_file() and "__pycache__" not in rel and not (repo.root / rel).exists():
+                (repo.root / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(path, repo.root / rel)
+
+
 def establish(
     repo: Repo,
     work_dir: Path,
@@ -65,6 +81,7 @@ def establish(
     shutil.copytree(repo.root, workspace, symlinks=True)
     extras = test_extras(repo)
     env.create(workspace, venv, extras=extras)
+    keep_generated_sources(repo, workspace)
     plugins = env.pytest_plugins(workspace, venv)
     modules = [module_name(repo, rel) for rel in repo.source_files]
     importable = imports.importable(workspace, venv, modules)
