@@ -357,6 +357,7 @@ def _build(job: Job, repo: Repo, cand: Candidate, cdir: Path, record: dict) -> d
         deletion.guard,
         settings.measure_guard,
         settings.min_discriminating,
+        min(settings.slow_test_s, settings.test_timeout_s),
     )
     shutil.copytree(workspace, staging / "workspace", symlinks=True)
 
@@ -483,14 +484,15 @@ def _solvability_and_discrimination(
     guard,
     measure_guard,
     min_discriminating,
+    stub_timeout_s,
 ) -> tuple[dict, list[str], list[str]]:
     """Score the reference restored into a copy of the scrubbed workspace (must be 1) and
     each trivial stub (must not pass every fail-to-pass test), all with the equality guard
     on `guard` as `etude grade` runs it; at least `min_discriminating` fail-to-pass tests
     must fail with every stub. Raises Rejected. Returns the scores, the fail-to-pass tests
     every stub passes (the grader's `fraction` leaves them out) and the discriminating
-    ones. With `measure_guard`, the always-equal stub is also scored without the guard
-    (recorded, not decisive)."""
+    ones. Stubs run with a per-test timeout of `stub_timeout_s`. With `measure_guard`, the
+    always-equal stub is also scored without the guard (recorded, not decisive)."""
     variants = {"reference": reference}
     for kind in STUB_BODIES:
         variants[f"stub_{kind}"] = {
@@ -510,8 +512,14 @@ def _solvability_and_discrimination(
             files_of(f2p + p2p if label == "reference" else f2p),
             cache=False,
             equality_guard=() if label.startswith("unguarded") else guard,
-            # the copy comes first on the path, before the venv's editable install
-            **{**suite, "pythonpath": [check_dir / repo.package_root]},
+            # The copy comes first on the path, before the venv's editable install. Every
+            # kept test ran within the slow-test limit at the baseline; a stub that makes
+            # one hang fails it either way, so stubs need not wait longer.
+            **{
+                **suite,
+                "pythonpath": [check_dir / repo.package_root],
+                **({} if label == "reference" else {"test_timeout_s": stub_timeout_s}),
+            },
         )
         result = score(graded, f2p, p2p)
         checks[label] = {"fraction": result["fraction"], "binary": result["binary"]}
