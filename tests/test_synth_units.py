@@ -145,7 +145,7 @@ def test_slice_rejects_what_other_code_uses(repo, tmp_path):
 def test_slice_counts_attribute_uses(repo, tmp_path):
     # Definitions other code reaches as attributes: through a submodule chain
     # (`textkit.slug.slugify`), a module imported inside a function (`wrap.wrap_text`) and
-    # a package re-export (`textkit.ordinal`).
+    # a package re-export (`textkit.ordinal`); and a name bound by a star import.
     kept = ["tests/t.py::other"]
     before, _ = slice_candidates(repo, _coverage(repo, {}), kept)
     features = {c.feature for c in before}
@@ -153,15 +153,17 @@ def test_slice_counts_attribute_uses(repo, tmp_path):
         ("src/textkit/slug.py", "slugify"),
         ("src/textkit/wrap.py", "wrap_text"),
         ("src/textkit/numbers.py", "ordinal"),
+        ("src/textkit/stats.py", "top_words"),
     ]
     assert set(used) <= features
     source = tmp_path / "r"
     shutil.copytree(repo.root, source)
     (source / "src" / "textkit" / "report.py").write_text(
-        "import textkit\nimport textkit.slug\n\n\n"
+        "import textkit\nimport textkit.slug\nfrom textkit.stats import *\n\n\n"
         "def title(text):\n"
         "    from textkit import wrap\n\n"
-        "    return textkit.slug.slugify(text) + wrap.wrap_text(text)[0] + textkit.ordinal(1)\n"
+        "    head = textkit.slug.slugify(text) + wrap.wrap_text(text)[0] + textkit.ordinal(1)\n"
+        "    return head + str(top_words(text))\n"
     )
     changed = prepare(source, tmp_path / "work")
     after, rejections = slice_candidates(changed, _coverage(changed, {}), kept)

@@ -117,8 +117,20 @@ def _resolve_module(current: str, is_package: bool, node: ast.ImportFrom) -> str
     return ".".join([*base, node.module] if node.module else base)
 
 
-def _bindings(repo: Repo, rel: str, tree: ast.Module, modules: dict[str, str]) -> dict:
-    """Names a module binds by import: name -> (file, name) or (file, None) for modules."""
+def _star_names(tree: ast.Module) -> list[str]:
+    """The names `from module import *` binds: its literal `__all__`, else its public
+    top-level definitions."""
+    for node in tree.body:
+        if _is_dunder_all(node) and isinstance(node.value, ast.List | ast.Tuple):
+            return [e.value for e in node.value.elts if isinstance(e, ast.Constant)]
+    return [d.name for d, _ in _definitions("", tree) if not d.name.startswith("_")]
+
+
+def _bindings(
+    repo: Repo, rel: str, tree: ast.Module, modules: dict[str, str], trees: dict[str, ast.Module]
+) -> dict:
+    """Names a module binds by import: name -> (file, name) or (file, None) for modules;
+    `trees` (file -> AST) resolve star imports."""
     current = module_name(repo, rel)
     is_package = rel.endswith("__init__.py")
     bound: dict[str, tuple[str, str | None]] = {}
@@ -127,6 +139,10 @@ def _bindings(repo: Repo, rel: str, tree: ast.Module, modules: dict[str, str]) -
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
             target = _resolve_module(current, is_package, node)
+            if node.names[0].name == "*" and target in modules:
+                for name in _star_names(trees[modules[target]]):
+                    bound.setdefault(name, (modules[target], name))
+                continue
             for alias in node.names:
                 local = alias.asname or alias.name
                 if f"{target}.{alias.name}" in modules:
@@ -177,7 +193,7 @@ def build_graph(repo: Repo) -> Graph:
     modules = _module_files(repo)
     graph = Graph(modules=modules, module_of={f: m for m, f in modules.items()})
     trees = {rel: ast.parse((repo.root / rel).read_bytes()) for rel in repo.source_files}
-    bindings = {rel: _bindings(repo, rel, tree, modules) for rel, tree in trees.items()}
+    bindings = {rel: _bindings(repo, rel, tree, modules, trees) for rel, tree in trees.items()}
     graph.bindings = bindings
     bodies: dict[Key, list[ast.AST]] = {}
     for rel, tree in trees.items():
