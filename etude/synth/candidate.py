@@ -358,6 +358,7 @@ def _build(job: Job, repo: Repo, cand: Candidate, cdir: Path, record: dict) -> d
         settings.measure_guard,
         settings.min_discriminating,
         min(settings.slow_test_s, settings.test_timeout_s),
+        settings.test_subsets,
     )
     shutil.copytree(workspace, staging / "workspace", symlinks=True)
 
@@ -447,6 +448,11 @@ def _check_not_a_copy(repo, cand, by_file, deleted_files, originals, threshold) 
         raise Rejected(Reason("near_copy", why))
 
 
+def _reported(run, nodeid: str) -> bool:
+    """Whether a run reported `nodeid`, or a collection error of its file."""
+    return nodeid in run.tests or nodeid.split("::", 1)[0] in run.collect_errors
+
+
 def _files_touching(repo: Repo, cand: Candidate, names: set[str]) -> list[str]:
     """Test files with a test that runs the candidate or with text naming a deleted name."""
     files = set(files_of(cand.tests))
@@ -485,13 +491,15 @@ def _solvability_and_discrimination(
     measure_guard,
     min_discriminating,
     stub_timeout_s,
+    subsets,
 ) -> tuple[dict, list[str], list[str]]:
     """Score the reference restored into a copy of the scrubbed workspace (must be 1) and
     each trivial stub (must not pass every fail-to-pass test), all with the equality guard
     on `guard` as `etude grade` runs it; at least `min_discriminating` fail-to-pass tests
     must fail with every stub. Raises Rejected. Returns the scores, the fail-to-pass tests
     every stub passes (the grader's `fraction` leaves them out) and the discriminating
-    ones. Stubs run with a per-test timeout of `stub_timeout_s`. With `measure_guard`, the
+    ones. Stubs run with a per-test timeout of `stub_timeout_s`, on the fail-to-pass tests
+    only (by node id with `subsets`, else their files). With `measure_guard`, the
     always-equal stub is also scored without the guard (recorded, not decisive)."""
     variants = {"reference": reference}
     for kind in STUB_BODIES:
@@ -506,10 +514,7 @@ def _solvability_and_discrimination(
         shutil.rmtree(check_dir, ignore_errors=True)
         prepare_workspace(workspace, check_dir, hidden)
         _write(check_dir, files)
-        graded = run_suite(
-            check_dir,
-            venv,
-            files_of(f2p + p2p if label == "reference" else f2p),
+        options = dict(
             cache=False,
             equality_guard=() if label.startswith("unguarded") else guard,
             # The copy comes first on the path, before the venv's editable install. Every
@@ -521,6 +526,14 @@ def _solvability_and_discrimination(
                 **({} if label == "reference" else {"test_timeout_s": stub_timeout_s}),
             },
         )
+        if label == "reference":
+            graded = run_suite(check_dir, venv, files_of(f2p + p2p), **options)
+        else:
+            # A stub is scored on the fail-to-pass tests only: with test subsets, they are
+            # selected by node id, and their files run whole if any id went unreported.
+            graded = run_suite(check_dir, venv, f2p if subsets else files_of(f2p), **options)
+            if subsets and not all(_reported(graded, t) for t in f2p):
+                graded = run_suite(check_dir, venv, files_of(f2p), **options)
         result = score(graded, f2p, p2p)
         checks[label] = {"fraction": result["fraction"], "binary": result["binary"]}
         if label.startswith("stub_"):
