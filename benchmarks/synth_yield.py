@@ -61,11 +61,11 @@ RESULT = Path(__file__).parent / "results" / "synth_yield.json"
 OLD_WAY = {"shared_environment": False, "test_subsets": False}
 
 
-def download_sdists() -> list[Path]:
-    """The sdists of PACKAGES, fetched once with pip into CACHE."""
+def download_sdists(packages: list[str]) -> list[Path]:
+    """The sdists of `packages` ('name==version'), fetched once with pip into CACHE."""
     CACHE.mkdir(parents=True, exist_ok=True)
     found = []
-    for spec in PACKAGES:
+    for spec in packages:
         name, version = spec.split("==")
         stem = f"{name.replace('-', '?')}-{version}.tar.gz"
         if not list(CACHE.glob(stem)):
@@ -184,8 +184,10 @@ def main() -> None:
     parser.add_argument("--compare", type=int, default=2, help="candidates per repo, old way")
     default_out = Path.home() / ".cache" / "etude" / "synth_yield_run"
     parser.add_argument("--out", type=Path, default=default_out)
+    parser.add_argument("--packages", nargs="+", default=list(PACKAGES), help="name==version")
+    parser.add_argument("--result", type=Path, default=RESULT)
     args = parser.parse_args()
-    sources = download_sdists()
+    sources = download_sdists(args.packages)
     start = time.perf_counter()
     summary = synthesize(
         sources, args.out / "new", workers=args.workers, max_candidates=args.max_candidates
@@ -243,7 +245,7 @@ def main() -> None:
     result = {
         "benchmark": "synth_yield",
         "machine": {"platform": platform.platform(), "python": platform.python_version()},
-        "packages": list(PACKAGES),
+        "packages": args.packages,
         "workers": args.workers,
         "max_candidates": args.max_candidates,
         "wall_minutes": round(synth_minutes, 2),
@@ -262,10 +264,10 @@ def main() -> None:
         },
         "repositories": repositories,
     }
-    RESULT.parent.mkdir(parents=True, exist_ok=True)
-    RESULT.write_text(json.dumps(result, indent=2) + "\n")
+    args.result.parent.mkdir(parents=True, exist_ok=True)
+    args.result.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result["totals"], indent=2))
-    print(f"wrote {RESULT}")
+    print(f"wrote {args.result}")
 
 
 if __name__ == "__main__":
