@@ -1,17 +1,22 @@
 """Turning one candidate feature into a task, or into a rejection with its reason.
 
 Steps, in a private directory per candidate (`work/cands/<id>`):
+0. reject a deletion that is a near copy of code that remains (similarity.py), before
+   anything runs;
 1. copy the pristine repository, plant a canary in the feature, commit it to git history
-   and run the kept tests once, so history, bytecode and caches hold the feature as in a
-   real checkout;
+   and run the tests that run or name the feature, so history, bytecode and caches hold
+   it as in a real checkout; tests use the baseline's venv, read-only, with the workspace
+   first on the path (or, without `Settings.shared_environment`, a venv of their own);
 2. delete the feature with libcst (definitions, methods of a group, or a whole module's
-   file; see plan_deletion), check the package imports, run the kept tests twice
-   and split them into fail-to-pass and pass-to-pass (validate.py);
+   file; see plan_deletion), check that the modules that imported before still do, run
+   the kept tests, then again the files with a failing test, and split them into
+   fail-to-pass and pass-to-pass (validate.py);
 3. hide the fail-to-pass test files, scrub workspace and venv (scrub.py), audit both for
    the canary and the oracle-only tokens (audit.py);
 4. solvability: the reference restored into a copy passes every test; discrimination:
-   trivial stubs in a copy do not pass the fail-to-pass tests; both with the grader's
-   equality guard on the deleted public names, exactly as `etude grade` runs them;
+   trivial stubs in a copy do not pass the fail-to-pass tests, and enough of them fail
+   with every stub; both with the grader's equality guard on the deleted public names,
+   exactly as `etude grade` runs them;
 5. stage the task (workspace, hidden store, task.json) under `work/staged/<task id>`.
 """
 
@@ -49,9 +54,9 @@ from etude.synth.validate import (
 class Settings:
     """Per-run choices: whether signatures are revealed in the problem statement, whether
     the fail-to-pass test files are hidden from the workspace, time limits, the quality
-    gates (discriminating tests required, near-copy similarity), and whether
-    to measure the naive scrub and the unguarded always-equal stub side by side
-    (benchmarks/synth_yield.py)."""
+    gates (discriminating tests required, near-copy similarity), how candidates run
+    (shared environment, test subsets), and whether to measure the naive scrub and the
+    unguarded always-equal stub side by side (benchmarks/synth_yield.py)."""
 
     reveal_signatures: bool = False
     hide_tests: bool = True
@@ -61,7 +66,7 @@ class Settings:
     min_discriminating: int = 3  # fail-to-pass tests that must fail with every trivial stub
     near_copy_ratio: float = 0.9  # similarity at which deleted code counts as copied
     shared_environment: bool = True  # candidates test with the baseline's venv, read-only
-    test_subsets: bool = True  # rerun only the test files a run can change (see _build)
+    test_subsets: bool = True  # canary, second and stub runs on the tests they can change
     compare_naive: bool = False  # also audit a copy scrubbed the naive way (benchmark)
     measure_guard: bool = False  # also score the always-equal stub unguarded (benchmark)
 
@@ -428,7 +433,14 @@ def _build(job: Job, repo: Repo, cand: Candidate, cdir: Path, record: dict) -> d
     }
 
 
-def _check_not_a_copy(repo, cand, by_file, deleted_files, originals, threshold) -> None:
+def _check_not_a_copy(
+    repo: Repo,
+    cand: Candidate,
+    by_file: dict[str, set[str]],
+    deleted_files: dict[str, str | None],
+    originals: dict[str, str],
+    threshold: float,
+) -> None:
     """Raise Rejected when half or more of the deleted code (by normalized tokens) has a
     near copy in the package that remains (similarity.near_copy)."""
     deleted = []
