@@ -23,7 +23,8 @@ CPU-minutes and the share of processed candidates that became tasks. Then:
   the median seconds per candidate, with whether both ways reached the same outcome.
 
 Resumable: `--out` keeps the pipeline's work and one JSON per grading; a rerun skips
-what is stored. Run (in the background, on a shared machine):
+what is stored. Gradings run on `--workers` processes; `--skip-tamper REPO ...` leaves
+the tamper run out for those repositories (recorded). Run (in the background, on a shared machine):
 
     nice -n 10 .venv/bin/python benchmarks/synth_yield.py --max-candidates 6 --compare 2
 
@@ -44,6 +45,7 @@ import time
 from pathlib import Path
 
 from etude.synth.candidate import Settings, process
+from etude.synth.executor import map_unordered
 from etude.synth.grade import grade, solved_workspace
 from etude.synth.pipeline import _job, synthesize
 from etude.synth.tamper import TAMPERS, stub_answer
@@ -73,15 +75,6 @@ def download_sdists(packages: list[str]) -> list[Path]:
             subprocess.run([*pip, "--quiet", "--dest", str(CACHE), spec], check=True)
         found.append(sorted(CACHE.glob(stem))[-1])
     return found
-
-
-def _stored(path: Path, compute) -> dict:
-    if path.exists():
-        return json.loads(path.read_text())
-    value = compute()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(value, indent=2))
-    return value
 
 
 def _grade_task(task_dir: Path) -> dict:
@@ -156,6 +149,27 @@ def _median(values) -> float | None:
     return round(statistics.median(values), 2) if values else None
 
 
+def _grade_all(out: Path, summary: dict, workers: int, tamper_skipped: set[str]) -> None:
+    """Grade every valid task and run the tamper corpus on each repository's first one
+    (except in `tamper_skipped`), on `workers` processes; results are stored under
+    out/grades and out/tamper (resumable)."""
+    jobs = []
+    for repo in summary["repositories"]:
+        tasks = [out / "new" / "tasks" / t for t in repo["tasks"]]
+        jobs += [("grades", t.name, t) for t in tasks]
+        if tasks and repo["repository"] not in tamper_skipped:
+            jobs.append(("tamper", repo["repository"], tasks[0]))
+    jobs = [j for j in jobs if not (out / j[0] / f"{j[1]}.json").exists()]
+    for (kind, name, _), value in map_unordered(_graded, jobs, executor="local", workers=workers):
+        (out / kind).mkdir(parents=True, exist_ok=True)
+        (out / kind / f"{name}.json").write_text(json.dumps(value, indent=2))
+
+
+def _graded(job: tuple[str, str, Path]) -> dict:
+    kind, _, task_dir = job
+    return _grade_task(task_dir) if kind == "grades" else _tamper_task(task_dir)
+
+
 def _cost_pairs(out: Path, summary: dict, count: int) -> None:
     """Process each repository's first `count` candidates both ways, back to back on one
     worker (alternating which goes first, so both see the same load): the pipeline's way
@@ -186,6 +200,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=default_out)
     parser.add_argument("--packages", nargs="+", default=list(PACKAGES), help="name==version")
     parser.add_argument("--result", type=Path, default=RESULT)
+    parser.add_argument("--skip-tamper", nargs="*", default=[], help="repositories")
     args = parser.parse_args()
     sources = download_sdists(args.packages)
     start = time.perf_counter()
@@ -193,20 +208,15 @@ def main() -> None:
         sources, args.out / "new", workers=args.workers, max_candidates=args.max_candidates
     )
     _cost_pairs(args.out, summary, args.compare)
+    _grade_all(args.out, summary, args.workers, set(args.skip_tamper))
     synth_minutes = (time.perf_counter() - start) / 60
     repositories = []
     for repo in summary["repositories"]:
         name = repo["repository"]
         tasks = [args.out / "new" / "tasks" / t for t in repo["tasks"]]
-        grades = [
-            _stored(args.out / "grades" / f"{t.name}.json", lambda t=t: _grade_task(t))
-            for t in tasks
-        ]
-        tamper = (
-            _stored(args.out / "tamper" / f"{name}.json", lambda t=tasks[0]: _tamper_task(t))
-            if tasks
-            else None
-        )
+        grades = [json.loads((args.out / "grades" / f"{t.name}.json").read_text()) for t in tasks]
+        stored_tamper = args.out / "tamper" / f"{name}.json"
+        tamper = json.loads(stored_tamper.read_text()) if stored_tamper.exists() else None
         leaks = {t.name: _leak_check(t) for t in tasks}
         new_records = {r["candidate"]: r for r in _records(args.out / "new" / "work" / name)}
         pairs = {}
@@ -248,6 +258,8 @@ def main() -> None:
         "packages": args.packages,
         "workers": args.workers,
         "max_candidates": args.max_candidates,
+        "compare": args.compare,
+        "tamper_skipped": args.skip_tamper,
         "wall_minutes": round(synth_minutes, 2),
         "errors": summary["errors"],
         "totals": {
