@@ -449,6 +449,13 @@ def test_publish_removes_duplicate_features(tmp_path):
     assert summary["tasks"] == ["repo__a", "repo__c"] and summary["valid"] == 2
     assert summary["rejections"] == {"duplicate": 1}
     assert sorted(p.name for p in (tmp_path / "tasks").iterdir()) == ["repo__a", "repo__c"]
+    # A rerun finding an incomplete staging directory (an interrupted reprocessing) keeps
+    # the published task.
+    incomplete = tmp_path / "staged" / "repo__a"
+    (incomplete / "hidden").mkdir(parents=True)
+    summary = _publish(state, records, tmp_path / "tasks")
+    assert summary["tasks"] == ["repo__a", "repo__c"]
+    assert (tmp_path / "tasks" / "repo__a" / "task.json").exists()
 
 
 def test_git_repository_revision_and_history_are_kept(tmp_path):

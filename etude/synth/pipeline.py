@@ -245,7 +245,9 @@ def _publish(state: dict, records: list[dict], tasks_root: Path) -> dict:
             continue
         seen.add(record["dedupe_key"])
         staged, final = Path(record["task_dir"]), tasks_root / Path(record["task_dir"]).name
-        if staged.exists():
+        # Only a complete staged task (task.json is written last) replaces a published one:
+        # a staging directory left by an interrupted reprocessing must not.
+        if (staged / "task.json").exists():
             shutil.rmtree(final, ignore_errors=True)
             staged.rename(final)
         if (final / "task.json").exists():
