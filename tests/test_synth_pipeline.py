@@ -150,6 +150,19 @@ def test_grade_ignores_tampering_with_tests_and_config(graded_task, tmp_path):
     assert result["fraction"] == 0.0 and result["binary"] == 0
 
 
+def test_grade_scores_zero_when_the_workspace_does_not_install(graded_task, monkeypatch):
+    # A setup.py that imports the package fails to install a workspace lacking it: a
+    # reward of 0, not a grader error.
+    def failing_install(*args, **kwargs):
+        raise SynthError("installing workspace failed: No module named 'textkit'")
+
+    monkeypatch.setattr("etude.synth.grade.env.create", failing_install)
+    result = grade(graded_task, graded_task / "workspace")
+    assert result["fraction"] == 0.0 and result["binary"] == 0
+    assert result["note"].startswith("the workspace does not install")
+    assert all(t["outcome"] == "failed" for t in result["tests"].values())
+
+
 def test_grade_refuses_a_modified_hidden_store(graded_task, tmp_path):
     copy = tmp_path / "task"
     shutil.copytree(graded_task, copy)

@@ -35,7 +35,7 @@ from etude.synth import env
 from etude.synth.discover import CONFIG_FILES, is_test_path
 from etude.synth.errors import SynthError
 from etude.synth.task import load_task, verify_hidden
-from etude.synth.testrun import SuiteRun, files_of, run_suite
+from etude.synth.testrun import Outcome, SuiteRun, files_of, run_suite
 
 IGNORED_ON_COPY = (".git", ".venv", "venv", "__pycache__", ".pytest_cache", ".mypy_cache")
 _STARTUP_HOOKS = ("sitecustomize.py", "usercustomize.py")
@@ -121,8 +121,11 @@ def grade(task_dir: Path, workspace: Path, *, time_limit_s: float = 600.0) -> di
         prepare_workspace(workspace, dest, task_dir / "hidden")
         venv = Path(tmp) / "venv"
         requirements = (task_dir / "hidden" / "requirements.txt").read_text().split()
-        env.create(dest, venv, requirements=requirements)
         tests = task["tests"]
+        try:
+            env.create(dest, venv, requirements=requirements)
+        except SynthError as err:  # the answer breaks the install (a setup.py importing it)
+            return _not_installed(task, str(err), time.perf_counter() - start)
         suite = run_suite(
             dest,
             venv,
@@ -140,6 +143,18 @@ def grade(task_dir: Path, workspace: Path, *, time_limit_s: float = 600.0) -> di
     if suite.process.timed_out:
         result["note"] = f"the test run hit the {time_limit_s:g} s time limit"
     return result
+
+
+def _not_installed(task: dict, error: str, seconds: float) -> dict:
+    """The reward record of a workspace that does not install: every test failed."""
+    tests = task["tests"]
+    failed = Outcome("failed", "install", f"the workspace does not install: {error}")
+    suite = SuiteRun({t: failed for t in tests["fail_to_pass"] + tests["pass_to_pass"]}, {}, None)
+    result = score(
+        suite, tests["fail_to_pass"], tests["pass_to_pass"], tests.get("stub_passing", [])
+    )
+    note = f"the workspace does not install: {error[-300:]}"
+    return result | {"task": task["id"], "seconds": round(seconds, 2), "note": note}
 
 
 def solved_workspace(task_dir: Path, dest: Path) -> Path:
