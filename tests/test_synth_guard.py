@@ -17,7 +17,7 @@ _spec.loader.exec_module(guard_plugin)
 claims_equality = guard_plugin.claims_equality
 
 PACKAGE = {
-    "pkg/__init__.py": "from pkg.core import honest, cheat, Table, AlwaysEqual\n",
+    "pkg/__init__.py": "from pkg.core import honest, cheat, Table, AlwaysEqual, Bag\n",
     "pkg/core.py": """
 from unittest.mock import ANY
 
@@ -58,10 +58,40 @@ class AlwaysEqual:
 
     def __eq__(self, other):
         return True
+
+
+class Bag:
+    # Set-like, each method written with the others: comparing one (as the guard does)
+    # calls guarded methods, which must not check again.
+
+    def __init__(self, items=()):
+        self._items = list(dict.fromkeys(items))
+
+    def __iter__(self):
+        return iter(self._items)
+
+    def __len__(self):
+        return len(self._items)
+
+    def __contains__(self, item):
+        return any(item == mine for mine in self)
+
+    def issubset(self, other):
+        return len(self) <= len(other) and all(item in other for item in self)
+
+    def union(self, other):
+        return Bag([*self, *other])
+
+    def __eq__(self, other):
+        if len(self) != len(getattr(other, "_items", ())):
+            return False
+        return self.issubset(other) and other.issubset(self)
+
+    __hash__ = None
 """,
     "tests/test_pkg.py": """
 import pytest
-from pkg import honest, cheat, Table, AlwaysEqual
+from pkg import honest, cheat, Table, AlwaysEqual, Bag
 from pkg.core import cheat as direct_cheat
 
 
@@ -104,6 +134,13 @@ def test_always_equal_instance():
 
 def test_unguarded_is_untouched():
     assert pytest.approx(1.0) == 1.0
+
+
+@pytest.mark.parametrize("n", range(16))
+def test_set_like_class(n):
+    bag = Bag(range(n))
+    assert bag == Bag(reversed(range(n))) and bag.issubset(bag.union(Bag([n])))
+    assert len(bag.union(bag)) == n and (n - 1 in bag) == (n > 0)
 """,
 }
 
@@ -116,12 +153,13 @@ GUARDED = [
     "pkg.core:Table.empty",
     "pkg.core:Table.__init__",
     "pkg.core:AlwaysEqual",
+    "pkg.core:Bag",
     "pkg.core:deleted_function",  # missing targets are skipped
     "pkg.missing:anything",
 ]
 
 
-def _outcomes(tmp_path, guard):
+def _outcomes(tmp_path, guard, timeout=120):
     for rel, text in PACKAGE.items():
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(text)
@@ -131,7 +169,7 @@ def _outcomes(tmp_path, guard):
     if guard is not None:
         argv += ["-p", "etude_equality_guard"]
         env["ETUDE_EQUALITY_GUARD"] = json.dumps(guard)
-    subprocess.run([*argv, "tests"], cwd=tmp_path, env=env, capture_output=True, timeout=120)
+    subprocess.run([*argv, "tests"], cwd=tmp_path, env=env, capture_output=True, timeout=timeout)
     tests = json.loads(report.read_text())["tests"]
     return {k.split("::")[1]: v for k, v in tests.items()}
 
@@ -151,6 +189,15 @@ def test_guard_fails_always_equal_answers_only(tmp_path):
     }
     assert "etude equality guard" in guarded["test_cheat"]["message"]
     assert "pkg.core:cheat returned" in guarded["test_cheat"]["text"]
+
+
+def test_guard_on_a_set_like_class_finishes(tmp_path):
+    # Bag's methods call each other; a guard that re-checked inside its own comparisons
+    # recursed through __eq__/__len__/__iter__ and did not finish. Guarded, every Bag test
+    # passes (the limit only turns a hang into a failure; it is not a timing).
+    guarded = _outcomes(tmp_path, ["pkg.core:Bag"], timeout=60)
+    bag_tests = {k: v for k, v in guarded.items() if k.startswith("test_set_like_class")}
+    assert len(bag_tests) == 16 and all(t["outcome"] == "passed" for t in bag_tests.values())
 
 
 def test_claims_equality():

@@ -47,7 +47,7 @@ def task(tmp_path):
     init.write_text(delete_definitions(init.read_text(), [], imported=["slugify"]))
     remaining = "\n".join(p.read_text() for p in ws.rglob("*.py"))
     deleted = "\n".join(line for line in original.splitlines() if line not in remaining)
-    tokens = oracle_tokens(deleted, remaining, "", [CANARY])
+    tokens = oracle_tokens(deleted, remaining, b"", [CANARY])
     venv = tmp_path / "venv"
     (venv / "lib/python3.11/site-packages").mkdir(parents=True)
     return ws, venv, planted, tokens
@@ -239,3 +239,20 @@ def test_code_tokens_kinds():
     assert tokens["unusual-literal"] == "literal"
     assert tokens["Turn runs of whitespace and"] == "phrase"
     assert "return" not in tokens and "text" not in tokens
+
+
+def test_findings_name_the_file_and_the_kind_of_place(task):
+    ws, venv, planted, tokens = task
+    _plant_git_history(ws, venv, planted)
+    _plant_bytecode(ws, venv, planted)
+    (venv / "lib/x-1.0.dist-info").mkdir(parents=True)
+    (venv / "lib/x-1.0.dist-info/METADATA").write_text(planted)
+    found = audit({"ws": ws, "venv": venv}, tokens)
+    places = {f.place for f in found}
+    assert {"git object", "bytecode", "package metadata"} <= places, places
+    # A git object is named by its id and, when reachable, the path it holds.
+    blob = next(f for f in found if f.place == "git object" and "blob" in f.where)
+    assert blob.where.endswith("(blob src/textkit/slug.py)") and blob.path == "ws/.git"
+    assert blob.describe().startswith(f"{blob.kind} {blob.token!r} in ws/.git (git object ")
+    pyc = next(f for f in found if f.place == "bytecode")
+    assert pyc.path == "ws/src/textkit/__pycache__/slug.cpython-311.pyc"

@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 
 from etude.synth.candidate import Settings, process
-from etude.synth.delete import stub
 from etude.synth.demo import EXAMPLE_REPO
 from etude.synth.errors import SynthError
 from etude.synth.executor import map_unordered
 from etude.synth.grade import grade, solved_workspace
 from etude.synth.pipeline import _job, synthesize
 from etude.synth.scrub import ARTIFACT_DIRS
+from etude.synth.tamper import TAMPERS, stub_answer
 
 pytestmark = pytest.mark.slow
 
@@ -43,7 +43,9 @@ def test_example_repository_yields_valid_tasks(synth):
     assert repo["not_processed"] == 17
     # Hardest first, kinds in turn: slugify(), then the whole of stats.py.
     assert repo["valid_by_kind"] == {"definition": 1, "module": 1}
-    assert "used by other code" in repo["rejections"]  # underscore() is used by humanize()
+    # underscore() is used by humanize(): sliced out, never processed, counted apart.
+    assert repo["sliced_out_by_reason"]["used_by_other_code"] >= 1
+    assert repo["rejections"] == {}
     assert json.loads((out / "summary.json").read_text()) == summary
     assert len(_tasks(out)) == 2
 
@@ -148,6 +150,19 @@ def test_grade_ignores_tampering_with_tests_and_config(graded_task, tmp_path):
     assert result["fraction"] == 0.0 and result["binary"] == 0
 
 
+def test_grade_scores_zero_when_the_workspace_does_not_install(graded_task, monkeypatch):
+    # A setup.py that imports the package fails to install a workspace lacking it: a
+    # reward of 0, not a grader error.
+    def failing_install(*args, **kwargs):
+        raise SynthError("installing workspace failed: No module named 'textkit'")
+
+    monkeypatch.setattr("etude.synth.grade.env.create", failing_install)
+    result = grade(graded_task, graded_task / "workspace")
+    assert result["fraction"] == 0.0 and result["binary"] == 0
+    assert result["note"].startswith("the workspace does not install")
+    assert all(t["outcome"] == "failed" for t in result["tests"].values())
+
+
 def test_grade_refuses_a_modified_hidden_store(graded_task, tmp_path):
     copy = tmp_path / "task"
     shutil.copytree(graded_task, copy)
@@ -184,16 +199,23 @@ def test_ray_executor_on_a_local_instance(synth):
         ray.shutdown()
 
 
+# The way candidates were processed before the shared environment and test subsets (a
+# fresh venv per candidate, every test file in every run): the `kinds` tasks use it, so
+# both ways make valid tasks.
+OWN_VENV_FULL_RUNS = Settings(measure_guard=True, shared_environment=False, test_subsets=False)
+
+
 @pytest.fixture(scope="module")
 def kinds(synth):
     """A method group and a function whose tests only compare with `==` (ordinal), each
-    processed with the always-equal stub also scored without the equality guard."""
+    processed with the always-equal stub also scored without the equality guard, with a
+    venv of their own and full test runs."""
     out, _ = synth
     work_dir = out / "work" / "example_repo"
     state = json.loads((work_dir / "repo_state.json").read_text())
     wanted = ("textkit.stats.Concordance.frequency+positions", "textkit.numbers.ordinal")
     jobs = [
-        _job(state, cand, work_dir, Settings(measure_guard=True))
+        _job(state, cand, work_dir, OWN_VENV_FULL_RUNS)
         for cand in state["candidates"]
         if cand["id"] in wanted
     ]
@@ -205,18 +227,6 @@ def kinds(synth):
     return {cid: Path(r["task_dir"]) for cid, r in records.items()}
 
 
-def _answer(task_dir, dest, kind):
-    """The task's workspace with the reference's deleted definitions replaced by `kind`
-    stubs (see etude.synth.delete.STUB_BODIES)."""
-    task = json.loads((task_dir / "task.json").read_text())
-    shutil.copytree(task_dir / "workspace", dest)
-    names = [e["name"] for e in task["deleted"]]
-    for rel in task["modified_files"]:
-        reference = (task_dir / "hidden" / "reference" / rel).read_text()
-        (dest / rel).write_text(stub(reference, names, kind))
-    return dest
-
-
 def test_equality_only_tests_reject_an_always_equal_answer(kinds, tmp_path):
     task_dir = kinds["textkit.numbers.ordinal"]
     task = json.loads((task_dir / "task.json").read_text())
@@ -225,7 +235,7 @@ def test_equality_only_tests_reject_an_always_equal_answer(kinds, tmp_path):
     # only compare with `==`; with it (as validated and graded) it fails them.
     assert task["validation"]["unguarded_stub_always_equal"]["fraction"] == 1.0
     assert task["validation"]["stub_always_equal"]["binary"] == 0
-    cheat = grade(task_dir, _answer(task_dir, tmp_path / "cheat", "always_equal"))
+    cheat = grade(task_dir, stub_answer(task_dir, tmp_path / "cheat", "always_equal"))
     assert cheat["binary"] == 0
     for test, outcome in cheat["tests"].items():
         if "test_ordinal[" in test:
@@ -249,9 +259,12 @@ def test_method_group_task(kinds, tmp_path):
         "Concordance.frequency",
         "Concordance.positions",
     ]
-    assert task["tests"]["fail_to_pass"] == [
-        "tests/test_stats.py::test_concordance_positions_and_frequency"
+    assert sorted(task["tests"]["fail_to_pass"]) == [
+        "tests/test_stats.py::test_concordance_frequency_of_a_missing_word",
+        "tests/test_stats.py::test_concordance_positions_and_frequency",
+        "tests/test_stats.py::test_concordance_positions_ignore_case",
     ]
+    assert len(task["tests"]["discriminating"]) == 3
     source = (task_dir / "workspace" / "src" / "textkit" / "stats.py").read_text()
     assert "class Concordance" in source and "def context(" in source
     assert "def positions(" not in source and "def frequency(" not in source
@@ -262,3 +275,31 @@ def test_method_group_task(kinds, tmp_path):
     assert grade(task_dir, task_dir / "workspace")["binary"] == 0
     solved = grade(task_dir, solved_workspace(task_dir, tmp_path / "solved"))
     assert solved["fraction"] == 1.0 and solved["binary"] == 1
+
+
+# The tamper corpus (etude/synth/tamper.py): each case adds one way a workspace could try
+# to change how its tests are collected, run or reported, on top of a stub answer (every
+# deleted definition raises NotImplementedError). Graded for real through `etude grade`'s
+# code path, none may score more than the stub alone. Before the grader pinned pytest's
+# configuration, plugins and path, 8 of these scored 1.0 (.pytest.ini, pytest.toml, the
+# three nested configuration files, the entry point and both shadowing modules).
+
+
+@pytest.fixture(scope="module")
+def stubbed(synth, tmp_path_factory):
+    """The slugify task, a stub answer to it and the stub's grade."""
+    out, _ = synth
+    task_dir = next(t for t in _tasks(out) if not t.name.endswith("--module"))
+    answer = stub_answer(task_dir, tmp_path_factory.mktemp("stub") / "ws", "raise")
+    return task_dir, answer, grade(task_dir, answer)
+
+
+@pytest.mark.parametrize("tamper", sorted(TAMPERS))
+def test_tampering_scores_no_more_than_the_stub(stubbed, tamper, tmp_path):
+    task_dir, answer, alone = stubbed
+    ws = tmp_path / "ws"
+    shutil.copytree(answer, ws)
+    TAMPERS[tamper].apply(ws, task_dir)
+    tampered = grade(task_dir, ws)
+    assert tampered["fraction"] <= alone["fraction"] and tampered["binary"] <= alone["binary"]
+    assert tampered["fail_to_pass_passed"] <= alone["fail_to_pass_passed"], tampered["tests"]

@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 
 from etude.sandbox import Completed
+from etude.synth import similarity
+from etude.synth.baseline import keep_generated_sources
 from etude.synth.delete import delete_definitions, plant_canary, stub
 from etude.synth.discover import module_name, prepare
 from etude.synth.grade import score
@@ -138,6 +140,38 @@ def test_slice_rejects_what_other_code_uses(repo, tmp_path):
     assert rejected[("src/textkit/stats.py", "Concordance.positions")] == (
         "used by other code: src/textkit/stats.py:Concordance"
     )
+
+
+def test_slice_counts_attribute_uses(repo, tmp_path):
+    # Definitions other code reaches as attributes: through a submodule chain
+    # (`textkit.slug.slugify`), a module imported inside a function (`wrap.wrap_text`) and
+    # a package re-export (`textkit.ordinal`); and a name bound by a star import.
+    kept = ["tests/t.py::other"]
+    before, _ = slice_candidates(repo, _coverage(repo, {}), kept)
+    features = {c.feature for c in before}
+    used = [
+        ("src/textkit/slug.py", "slugify"),
+        ("src/textkit/wrap.py", "wrap_text"),
+        ("src/textkit/numbers.py", "ordinal"),
+        ("src/textkit/stats.py", "top_words"),
+    ]
+    assert set(used) <= features
+    source = tmp_path / "r"
+    shutil.copytree(repo.root, source)
+    (source / "src" / "textkit" / "report.py").write_text(
+        "import textkit\nimport textkit.slug\nfrom textkit.stats import *\n\n\n"
+        "def title(text):\n"
+        "    from textkit import wrap\n\n"
+        "    head = textkit.slug.slugify(text) + wrap.wrap_text(text)[0] + textkit.ordinal(1)\n"
+        "    return head + str(top_words(text))\n"
+    )
+    changed = prepare(source, tmp_path / "work")
+    after, rejections = slice_candidates(changed, _coverage(changed, {}), kept)
+    rejected = {r.feature: r for r in rejections}
+    for feature in used:
+        assert feature not in {c.feature for c in after}
+        assert rejected[feature].key == "used_by_other_code"
+        assert rejected[feature].reason == "used by other code: src/textkit/report.py:title"
 
 
 CLASS = '''import re  # used by the deleted methods only
@@ -272,6 +306,14 @@ def test_split_outcomes_and_flakiness():
     b = _run({"t::a": {"outcome": "failed", "phase": "call"}, "t::b": {"outcome": "failed"}})
     assert "flaky" in split_outcomes(a, b, ["t::a", "t::b"])[2]
     assert split_outcomes(a, a, ["t::a"])[2] == "no test fails after the deletion"
+    assert split_outcomes(a, a, ["t::a"])[2].key == "no_failing_test"
+    # A second run of only the files with a failing test (test subsets): the other tests
+    # keep the first run's outcome instead of counting as not collected.
+    first = _run({"x::a": {"outcome": "passed"}, "y::b": {"outcome": "failed", "phase": "call"}})
+    only_y = _run({"y::b": {"outcome": "failed", "phase": "call"}})
+    kept = ["x::a", "y::b"]
+    assert split_outcomes(first, only_y, kept, rerun={"y"}) == (["y::b"], ["x::a"], None)
+    assert split_outcomes(first, only_y, kept)[2].key == "flaky"
 
 
 def test_failure_reasons():
@@ -405,8 +447,15 @@ def test_publish_removes_duplicate_features(tmp_path):
     (tmp_path / "tasks").mkdir()
     summary = _publish(state, records, tmp_path / "tasks")
     assert summary["tasks"] == ["repo__a", "repo__c"] and summary["valid"] == 2
-    assert summary["rejections"] == {"duplicate of another candidate's code": 1}
+    assert summary["rejections"] == {"duplicate": 1}
     assert sorted(p.name for p in (tmp_path / "tasks").iterdir()) == ["repo__a", "repo__c"]
+    # A rerun finding an incomplete staging directory (an interrupted reprocessing) keeps
+    # the published task.
+    incomplete = tmp_path / "staged" / "repo__a"
+    (incomplete / "hidden").mkdir(parents=True)
+    summary = _publish(state, records, tmp_path / "tasks")
+    assert summary["tasks"] == ["repo__a", "repo__c"]
+    assert (tmp_path / "tasks" / "repo__a" / "task.json").exists()
 
 
 def test_git_repository_revision_and_history_are_kept(tmp_path):
@@ -438,3 +487,50 @@ def test_fraction_leaves_out_tests_every_stub_passes():
     assert counted["fail_to_pass_passed"] == 1 and counted["binary"] == 0
     # Only stub-passing tests listed: there is nothing else to count, so all of them count.
     assert score(run, ["t::imports_only"], p2p, stub_passing=["t::imports_only"])["fraction"] == 1
+
+
+SIBLINGS = '''
+class JsonCodec:
+    def encode(self, value):
+        """Serialize `value`."""
+        parts = []
+        for key, item in sorted(value.items()):
+            parts.append(f"{key}={item!r}")  # one pair per key
+        return ";".join(parts)
+
+
+class TextCodec:
+    def encode(self, value):
+        parts = []
+        for key, item in sorted(value.items()):
+            parts.append(f"{key}:{item!r}")
+        return "|".join(parts)
+
+    def decode(self, text):
+        return dict(part.split(":", 1) for part in text.split("|") if part)
+'''
+
+
+def test_near_copy_of_a_sibling_class():
+    # Deleting JsonCodec leaves TextCodec.encode, the same code but for its literals.
+    deleted = similarity.units(SIBLINGS, {"JsonCodec"})
+    remaining = similarity.units(SIBLINGS, {"TextCodec"})
+    share, copies = similarity.near_copy(deleted, remaining, 0.9)
+    assert share == 1.0 and copies == ["JsonCodec.encode ~ TextCodec.encode (1.00)"]
+    # Code that only shares its shape is no copy.
+    decode_only = [u for u in remaining if u.name == "TextCodec.decode"]
+    assert similarity.near_copy(deleted, decode_only, 0.9) == (0.0, [])
+
+
+def test_files_the_install_generates_are_kept(tmp_path):
+    # A build backend such as setuptools_scm writes `_version.py` into the package when
+    # installing; candidates import their copy of the pristine tree, so it must be there.
+    repo = prepare(EXAMPLE, tmp_path / "work")
+    installed = tmp_path / "installed"
+    shutil.copytree(repo.root, installed)
+    (installed / "src/textkit/_version.py").write_text("version = '0.3.0'\n")
+    (installed / "src/textkit/__pycache__").mkdir()
+    (installed / "src/textkit/__pycache__/slug.cpython-311.pyc").write_bytes(b"")
+    keep_generated_sources(repo, installed)
+    assert (repo.root / "src/textkit/_version.py").read_text() == "version = '0.3.0'\n"
+    assert not (repo.root / "src/textkit/__pycache__").exists()

@@ -2,11 +2,15 @@
 
 What is searched for: the canary strings planted in the feature before anything ran, and
 the oracle-only tokens of the deleted code (identifiers, string literals, docstring and
-comment phrases that occur nowhere in what remains after deletion nor in the untouched
-environment). Where: every file under the given roots, dot-directories included, read as
-raw bytes and also decoded: bytecode (marshal), zlib/gzip streams, zip and tar members
-(recursively), SQLite tables, and every object of every git directory (packed, loose,
-dangling) via `git cat-file --batch-all-objects`.
+comment phrases that occur nowhere in what remains after deletion nor in what the
+untouched repository ships: every file of it but the package source and git history,
+docs, changelogs, scripts and licenses included, and every file of its untouched
+environment, package metadata included; see `shipped_text`). Where: every file under the
+given roots, dot-directories included, read as raw bytes and also decoded: bytecode
+(marshal), zlib/gzip streams, zip and tar members (recursively), SQLite tables, and every
+object of every git directory (packed, loose, dangling) via `git cat-file
+--batch-all-objects`. A finding names the file, the decoded view and the kind of place
+(`Finding.place`).
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ import tokenize
 import types
 import zipfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -42,15 +46,41 @@ _GIT_LIMITS = Limits(wall_s=300, output_bytes=512 << 20)
 
 @dataclass(frozen=True)
 class Finding:
-    """A token found: `where` says in which decoded view of `path` (e.g. 'zip:a/b.py')."""
+    """A token found: `where` says in which decoded view of `path` (e.g. 'zip:a/b.py>raw',
+    'git object 1a2b3c4d5e6f (blob docs/api.rst)')."""
 
     path: str
     where: str
     kind: str
     token: str
 
+    @property
+    def place(self) -> str:
+        """The kind of place: git object, bytecode, archive member, compressed stream,
+        sqlite rows, package metadata (a .dist-info or .egg-info file) or raw file."""
+        if self.where.startswith("git object"):
+            return "git object"
+        if "bytecode" in self.where:
+            return "bytecode"
+        if self.where.startswith(("zip:", "tar:")):
+            return "archive member"
+        if self.where.startswith(("gzip>", "zlib>")):
+            return "compressed stream"
+        if self.where == "sqlite rows":
+            return "sqlite rows"
+        if ".dist-info/" in self.path or ".egg-info/" in self.path:
+            return "package metadata"
+        return "raw file"
+
+    def describe(self) -> str:
+        """One line: what was found, in which file, in which kind of place."""
+        if self.place == "git object":  # `where` names the object and its path
+            return f"{self.kind} {self.token!r} in {self.path} ({self.where})"
+        view = "" if self.where == "raw" else f", {self.where}"
+        return f"{self.kind} {self.token!r} in {self.path} ({self.place}{view})"
+
     def to_json(self) -> dict:
-        return asdict(self)
+        return {**asdict(self), "place": self.place}
 
 
 def code_tokens(source: str) -> dict[str, str]:
@@ -79,24 +109,32 @@ def code_tokens(source: str) -> dict[str, str]:
     return found
 
 
-def oracle_tokens(deleted: str, remaining: str, environment: str, canaries: list[str]) -> dict:
+def oracle_tokens(deleted: str, remaining: str, shipped: bytes, canaries: list[str]) -> dict:
     """Tokens of the `deleted` code found neither in the `remaining` workspace text nor in
-    the untouched `environment` text, plus the canaries."""
+    the `shipped` text of the untouched repository and environment, plus the canaries."""
     tokens = {t: k for t, k in code_tokens(deleted).items() if t not in remaining}
-    tokens = {t: k for t, k in tokens.items() if t not in environment}
+    found = present(tokens, shipped)
+    tokens = {t: k for t, k in tokens.items() if t not in found}
     tokens.update({c: "canary" for c in canaries})
     return tokens
 
 
-def tree_text(root: Path, suffixes: tuple[str, ...] = (".py",)) -> str:
-    """The text of every file under `root` with one of `suffixes`, concatenated."""
+def present(tokens: Iterable[str], data: bytes) -> set[str]:
+    """The tokens that occur in `data` (one substring search each: several times faster
+    than one alternation regex, and overlapping tokens are all found)."""
+    return {t for t in tokens if t.encode() in data}
+
+
+def shipped_text(roots: dict[str, Path], skip: Callable[[str], bool]) -> bytes:
+    """Every view (raw and decoded, as the audit reads them) of every file under `roots`
+    whose path relative to its root `skip` does not refuse, concatenated; directories are
+    skipped whole when `skip('dir/')` is true. Git directories are never read."""
     parts = []
-    for dirpath, _, filenames in os.walk(root):
-        for name in filenames:
-            if name.endswith(suffixes):
-                with contextlib.suppress(OSError):
-                    parts.append((Path(dirpath) / name).read_text(errors="replace"))
-    return "\n".join(parts)
+    for _, _, here, name in _walk(roots, skip):
+        data = _read(here / name)
+        if data is not None:
+            parts += [view for _, view in _views(name, data)]
+    return b"\n".join(parts)
 
 
 def _code_strings(code: types.CodeType) -> Iterator[str]:
@@ -154,45 +192,93 @@ def _sqlite_text(path: Path) -> bytes:
     return "\n".join(rows).encode()
 
 
-def _git_objects(git_dir: Path) -> bytes:
-    """Every object of a git directory, loose or packed, reachable or not (in the sandbox:
-    the directory's config is the repository's)."""
-    argv = ["git", f"--git-dir={git_dir}", "cat-file", "--batch-all-objects", "--batch"]
-    return run(argv, git_dir, limits=_GIT_LIMITS).stdout.encode()
+_OBJECT_HEADER = re.compile(rb"^([0-9a-f]{40}) (blob|tree|commit|tag) \d+$", re.MULTILINE)
+
+
+def _git_objects(git_dir: Path) -> Iterator[tuple[str, bytes]]:
+    """(label, content) of every object of a git directory, loose or packed, reachable or
+    not (in the sandbox: the directory's config is the repository's); the label names the
+    object and, for a reachable one, its path ('' for the root tree and commits)."""
+    base = ["git", f"--git-dir={git_dir}"]
+    names = {}
+    listed = run([*base, "rev-list", "--objects", "--all"], git_dir, limits=_GIT_LIMITS)
+    for line in listed.stdout.splitlines():
+        sha, _, path = line.partition(" ")
+        names[sha] = path
+    argv = [*base, "cat-file", "--batch-all-objects", "--batch"]
+    data = run(argv, git_dir, limits=_GIT_LIMITS).stdout.encode()
+    headers = list(_OBJECT_HEADER.finditer(data))
+    for header, following in zip(headers, [*headers[1:], None], strict=True):
+        sha, kind = header.group(1).decode(), header.group(2).decode()
+        end = following.start() if following is not None else len(data)
+        name = names.get(sha, "unreachable")
+        yield f"git object {sha[:12]} ({kind} {name})".replace(" )", ")"), data[header.end() : end]
+
+
+def _walk(roots: dict[str, Path], skip: Callable[[str], bool] | None = None) -> Iterator:
+    """(label, root, directory, file name) of every regular file under the roots; with
+    `skip`, git directories are left out and `skip` is applied to relative paths ('dir/'
+    for directories)."""
+    for label, root in roots.items():
+        root = Path(root)
+        for dirpath, dirnames, filenames in os.walk(root):
+            here = Path(dirpath)
+            if skip is None:
+                for name in filenames:
+                    if not (here / name).is_symlink() and (here / name).is_file():
+                        yield label, root, here, name
+                continue
+            if _is_git_dir(here):
+                dirnames.clear()
+                continue
+            rel = here.relative_to(root).as_posix()
+            prefix = "" if rel == "." else f"{rel}/"
+            dirnames[:] = [d for d in dirnames if not skip(f"{prefix}{d}/")]
+            for name in filenames:
+                path = here / name
+                if not path.is_symlink() and path.is_file() and not skip(f"{prefix}{name}"):
+                    yield label, root, here, name
+
+
+def _is_git_dir(path: Path) -> bool:
+    return (path / "HEAD").is_file() and (path / "objects").is_dir()
+
+
+def _read(path: Path) -> bytes | None:
+    with contextlib.suppress(OSError):
+        if path.stat().st_size <= MAX_FILE_BYTES:
+            return path.read_bytes()
+    return None
 
 
 def audit(roots: dict[str, Path], tokens: dict[str, str]) -> list[Finding]:
     """Every occurrence of a token under the labelled roots (label -> directory)."""
     if not tokens:
         return []
-    encoded = {t.encode(): k for t, k in tokens.items()}
-    pattern = re.compile(b"|".join(re.escape(t) for t in sorted(encoded, key=len, reverse=True)))
+    encoded = {t.encode(): (t, k) for t, k in tokens.items()}
     findings: dict[tuple, Finding] = {}
 
     def search(path: str, where: str, data: bytes) -> None:
-        for match in pattern.finditer(data):
-            token = match.group()
-            key = (path, where, token)
-            if key not in findings:
-                findings[key] = Finding(path, where, encoded[token], token.decode())
+        for token in encoded:
+            if token in data:
+                text, kind = encoded[token]
+                findings.setdefault((path, where, text), Finding(path, where, kind, text))
 
     for label, root in roots.items():
-        root = Path(root)
-        for dirpath, _, filenames in os.walk(root):
+        for dirpath, _, _ in os.walk(root):
             here = Path(dirpath)
-            if (here / "HEAD").is_file() and (here / "objects").is_dir():
-                search(f"{label}/{here.relative_to(root)}", "git objects", _git_objects(here))
-            for name in filenames:
-                path = here / name
-                if path.is_symlink() or not path.is_file():
-                    continue
-                if path.stat().st_size > MAX_FILE_BYTES:
-                    continue
-                rel = f"{label}/{path.relative_to(root)}"
-                data = path.read_bytes()
-                for where, view in _views(name, data):
-                    search(rel, where, view)
-                if data[:16] == b"SQLite format 3\x00":
-                    with contextlib.suppress(sqlite3.Error):
-                        search(rel, "sqlite rows", _sqlite_text(path))
+            if _is_git_dir(here):
+                for where, content in _git_objects(here):
+                    search(f"{label}/{here.relative_to(root)}", where, content)
+    for label, root, here, name in _walk(roots):
+        path = here / name
+        data = _read(path)
+        if data is None:
+            continue
+        rel = f"{label}/{path.relative_to(root)}"
+        for where, view in _views(name, data):
+            search(rel, where, view)
+        if data[:16] == b"SQLite format 3\x00":
+            with contextlib.suppress(sqlite3.Error):
+                search(rel, "sqlite rows", _sqlite_text(path))
     return sorted(findings.values(), key=lambda f: (f.path, f.where, f.token))

@@ -12,22 +12,26 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from etude.sandbox import Limits
-from etude.synth import env
+from etude.synth import env, imports
 from etude.synth.coverage import LineMap, run_with_contexts
-from etude.synth.discover import Repo
+from etude.synth.discover import Repo, module_name
 from etude.synth.errors import SynthError
 from etude.synth.testrun import run_suite
 
 
 @dataclass
 class Baseline:
-    """Kept test node ids, dropped ones with reasons, the line map and extras installed."""
+    """Kept test node ids, dropped ones with reasons, the line map, extras installed, pinned
+    requirements, the pytest plugins the environment installs (env.pytest_plugins) and the
+    package modules that import (imports.importable)."""
 
     kept: list[str]
     dropped: dict[str, str]
     lines: LineMap
     extras: tuple[str, ...]
     requirements: list[str]
+    plugins: list[str]
+    importable: list[str]
     seconds: float
 
 
@@ -46,6 +50,22 @@ def test_extras(repo: Repo) -> tuple[str, ...]:
     return tuple(g for g in ("test", "tests", "testing") if g in groups)
 
 
+def keep_generated_sources(repo: Repo, workspace: Path) -> None:
+    """Copy into the pristine repository the files the install wrote into its packages
+    (a setuptools_scm `_version.py`, say): candidates run with this venv and their own
+    copy of the pristine tree first on the path, so they must find them there too."""
+    prefix = f"{repo.package_root}/" if repo.package_root else ""
+    for package in repo.packages:
+        base = workspace / prefix / package
+        if not base.is_dir():
+            continue
+        for path in sorted(base.rglob("*")):
+            rel = path.relative_to(workspace).as_posix()
+            if path.is_file() and "__pycache__" not in rel and not (repo.root / rel).exists():
+                (repo.root / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(path, repo.root / rel)
+
+
 def establish(
     repo: Repo,
     work_dir: Path,
@@ -61,10 +81,14 @@ def establish(
     shutil.copytree(repo.root, workspace, symlinks=True)
     extras = test_extras(repo)
     env.create(workspace, venv, extras=extras)
+    keep_generated_sources(repo, workspace)
+    plugins = env.pytest_plugins(workspace, venv)
+    modules = [module_name(repo, rel) for rel in repo.source_files]
+    importable = imports.importable(workspace, venv, modules)
     limits = Limits(wall_s=suite_timeout_s)
-    timeout = test_timeout_s
-    first, lines = run_with_contexts(repo, workspace, venv, test_timeout_s=timeout, limits=limits)
-    second = run_suite(workspace, venv, test_timeout_s=timeout, limits=limits)
+    suite = dict(test_timeout_s=test_timeout_s, limits=limits, plugins=plugins)
+    first, lines = run_with_contexts(repo, workspace, venv, **suite)
+    second = run_suite(workspace, venv, **suite)
     if second.process.timed_out:
         raise SynthError(f"{repo.name}: the test suite did not finish in {suite_timeout_s:g} s")
     kept, dropped = [], {}
@@ -84,4 +108,4 @@ def establish(
         raise SynthError(f"{repo.name}: no test passes reliably before any deletion ({why})")
     seconds = first.process.seconds + second.process.seconds
     requirements = env.freeze(workspace, venv)
-    return Baseline(kept, dropped, lines, extras, requirements, seconds)
+    return Baseline(kept, dropped, lines, extras, requirements, plugins, importable, seconds)

@@ -1,17 +1,22 @@
 """Turning one candidate feature into a task, or into a rejection with its reason.
 
 Steps, in a private directory per candidate (`work/cands/<id>`):
+0. reject a deletion that is a near copy of code that remains (similarity.py), before
+   anything runs;
 1. copy the pristine repository, plant a canary in the feature, commit it to git history
-   and run the kept tests once, so history, bytecode and caches hold the feature as in a
-   real checkout;
+   and run the tests that run or name the feature, so history, bytecode and caches hold
+   it as in a real checkout; tests use the baseline's venv, read-only, with the workspace
+   first on the path (or, without `Settings.shared_environment`, a venv of their own);
 2. delete the feature with libcst (definitions, methods of a group, or a whole module's
-   file; see plan_deletion), check the package imports, run the kept tests twice
-   and split them into fail-to-pass and pass-to-pass (validate.py);
+   file; see plan_deletion), check that the modules that imported before still do, run
+   the kept tests, then again the files with a failing test, and split them into
+   fail-to-pass and pass-to-pass (validate.py);
 3. hide the fail-to-pass test files, scrub workspace and venv (scrub.py), audit both for
    the canary and the oracle-only tokens (audit.py);
 4. solvability: the reference restored into a copy passes every test; discrimination:
-   trivial stubs in a copy do not pass the fail-to-pass tests; both with the grader's
-   equality guard on the deleted public names, exactly as `etude grade` runs them;
+   trivial stubs in a copy do not pass the fail-to-pass tests, and enough of them fail
+   with every stub; both with the grader's equality guard on the deleted public names,
+   exactly as `etude grade` runs them;
 5. stage the task (workspace, hidden store, task.json) under `work/staged/<task id>`.
 """
 
@@ -25,32 +30,43 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from etude.sandbox import Limits, run
-from etude.synth import env
+from etude.sandbox import Limits
+from etude.synth import env, similarity
 from etude.synth.audit import audit, oracle_tokens
 from etude.synth.delete import STUB_BODIES, delete_definitions, plant_canary, stub
-from etude.synth.discover import Repo, module_name
+from etude.synth.discover import Repo, module_name, test_tree_files
 from etude.synth.errors import SynthError
 from etude.synth.grade import prepare_workspace, score
+from etude.synth.imports import failed_imports
 from etude.synth.scrub import git, naive_scrub, scrub
 from etude.synth.slice import Candidate, Graph, build_graph
 from etude.synth.task import definition_node, problem_statement, write_manifest
 from etude.synth.testrun import files_of, run_suite
-from etude.synth.validate import check_collection, check_failure_reasons, split_outcomes
+from etude.synth.validate import (
+    Reason,
+    check_collection,
+    check_failure_reasons,
+    split_outcomes,
+)
 
 
 @dataclass(frozen=True)
 class Settings:
     """Per-run choices: whether signatures are revealed in the problem statement, whether
-    the fail-to-pass test files are hidden from the workspace, time limits, and whether
-    to measure the naive scrub and the unguarded always-equal stub side by side
-    (benchmarks/synth_yield.py)."""
+    the fail-to-pass test files are hidden from the workspace, time limits, the quality
+    gates (discriminating tests required, near-copy similarity), how candidates run
+    (shared environment, test subsets), and whether to measure the naive scrub and the
+    unguarded always-equal stub side by side (benchmarks/synth_yield.py)."""
 
     reveal_signatures: bool = False
     hide_tests: bool = True
     test_timeout_s: float = 20.0
     suite_timeout_s: float = 300.0
     slow_test_s: float = 5.0  # baseline tests slower than this (either run) are dropped
+    min_discriminating: int = 3  # fail-to-pass tests that must fail with every trivial stub
+    near_copy_ratio: float = 0.9  # similarity at which deleted code counts as copied
+    shared_environment: bool = True  # candidates test with the baseline's venv, read-only
+    test_subsets: bool = True  # canary, second and stub runs on the tests they can change
     compare_naive: bool = False  # also audit a copy scrubbed the naive way (benchmark)
     measure_guard: bool = False  # also score the always-equal stub unguarded (benchmark)
 
@@ -64,17 +80,20 @@ class Job:
     kept: list[str]
     extras: tuple[str, ...]
     requirements: list[str]
-    environment_text: str  # path of the untouched environment's text (audit baseline)
+    environment_text: str  # path of what the untouched repository ships (audit baseline)
     work_dir: str
     settings: Settings
+    plugins: tuple[str, ...] = env.TOOL_PLUGINS  # pytest plugins to load (baseline's list)
+    importable: tuple[str, ...] | None = None  # modules importing before (None: all must)
 
 
 class Rejected(Exception):
-    """The candidate does not make a valid task; the message is the reason and `checks`
-    the scored runs made before the decision."""
+    """The candidate does not make a valid task; `reason` says why (its `key` is stable,
+    see validate.REASONS) and `checks` are the scored runs made before the decision."""
 
-    def __init__(self, reason: str, checks: dict | None = None) -> None:
-        super().__init__(reason)
+    def __init__(self, reason: Reason, checks: dict | None = None) -> None:
+        super().__init__(str(reason))
+        self.reason = reason
         self.checks = checks or {}
 
 
@@ -175,7 +194,7 @@ def _naive_scrub_findings(cdir: Path, workspace: Path, venv: Path, tokens: dict)
     naive_scrub(copy / "workspace")
     found = audit({"workspace": copy / "workspace", "venv": copy / "venv"}, tokens)
     shutil.rmtree(copy)
-    return sorted({f"{f.path.split('/')[1]} ({f.where.split('>')[0]})" for f in found})
+    return sorted({f"{f.path.split('/')[1]} ({f.place})" for f in found})
 
 
 def _import_line(repo: Repo, cand: Candidate) -> str:
@@ -215,9 +234,14 @@ def process(job: Job) -> dict:
         record |= _build(job, repo, cand, cdir, record)
         record["status"] = "valid"
     except Rejected as why:
-        record |= {"status": "rejected", "reason": str(why), "validation": why.checks}
+        record |= {
+            "status": "rejected",
+            "reason": str(why),
+            "reason_key": why.reason.key,
+            "validation": why.checks,
+        }
     except SynthError as err:  # a failed install or git step: this candidate only
-        record |= {"status": "rejected", "reason": f"error: {err}"}
+        record |= {"status": "rejected", "reason": f"error: {err}", "reason_key": "error"}
     finally:
         record["seconds"] = round(time.perf_counter() - start, 2)
         shutil.rmtree(cdir, ignore_errors=True)
@@ -231,8 +255,9 @@ def _build(job: Job, repo: Repo, cand: Candidate, cdir: Path, record: dict) -> d
     deletion = plan_deletion(repo, graph, cand, originals)
     by_file, deleted_files, deleted_names = deletion.by_file, deletion.files, deletion.names
     reference = {rel: originals[rel] for rel in deleted_files}
+    _check_not_a_copy(repo, cand, by_file, deleted_files, originals, settings.near_copy_ratio)
 
-    workspace, venv = cdir / "workspace", cdir / "venv"
+    workspace = cdir / "workspace"
     shutil.copytree(repo.root, workspace, symlinks=True)
     canary = f"etude-canary-{uuid.uuid4().hex}"
     _write(
@@ -240,35 +265,53 @@ def _build(job: Job, repo: Repo, cand: Candidate, cdir: Path, record: dict) -> d
         {rel: plant_canary(originals[rel], names, canary) for rel, names in by_file.items()},
     )
     _commit_history(workspace)
-    env.create(workspace, venv, extras=job.extras)
     limits = Limits(wall_s=settings.suite_timeout_s)
+    suite = dict(test_timeout_s=settings.test_timeout_s, limits=limits, plugins=job.plugins)
+    shared = Path(job.work_dir) / "base" / "venv"
+    if settings.shared_environment and shared.is_dir():
+        # The baseline's venv, read-only; the workspace comes first on the path (the
+        # editable install points at the baseline's workspace, which no longer exists).
+        venv, own_venv = shared, False
+        suite |= {"pythonpath": [workspace / repo.package_root], "venv_writable": False}
+    else:
+        venv, own_venv = cdir / "venv", True
+        env.create(workspace, venv, extras=job.extras)
     test_files = files_of(job.kept)
-    suite = dict(test_timeout_s=settings.test_timeout_s, limits=limits)
-    planted = run_suite(workspace, venv, test_files, **suite)
-    broken = [t for t in job.kept if planted.outcome_of(t).outcome != "passed"]
+    # The canary can only break tests that run the feature or name it; with test subsets,
+    # only their files run here.
+    planted_files = _files_touching(repo, cand, deletion.names) if settings.test_subsets else []
+    planted = run_suite(workspace, venv, planted_files or test_files, **suite)
+    planted_tests = [t for t in job.kept if not planted_files or t.split("::")[0] in planted_files]
+    broken = [t for t in planted_tests if planted.outcome_of(t).outcome != "passed"]
     if broken:
-        raise Rejected(f"planting the canary broke {broken[0]}")
+        raise Rejected(Reason("canary_breaks_tests", f"planting the canary broke {broken[0]}"))
 
     _write(workspace, deleted_files)
-    modules = sorted(  # a deleted module is not expected to import
-        {
-            module_name(repo, rel)
-            for rel in repo.source_files
-            if deleted_files.get(rel, "") is not None
-        }
-    )
-    imports = run(
-        [str(env.python_of(venv)), "-c", "; ".join(f"import {m}" for m in modules)],
-        workspace,
-        readonly=[venv],
-        limits=Limits(wall_s=60),
-    )
-    if not imports.ok:
-        raise Rejected(f"the package no longer imports: {imports.describe()}")
+    remaining = [  # a deleted module is not expected to import
+        module_name(repo, rel)
+        for rel in repo.source_files
+        if deleted_files.get(rel, "") is not None
+    ]
+    if job.importable is not None:  # nor one that did not import before the deletion
+        remaining = [m for m in remaining if m in set(job.importable)]
+    broken = failed_imports(workspace, venv, remaining, suite.get("pythonpath", ()))
+    if broken:
+        module, error = next(iter(broken.items()))
+        raise Rejected(
+            Reason("no_longer_imports", f"the package no longer imports: {module}: {error}")
+        )
     first = run_suite(workspace, venv, test_files, **suite)
-    second = run_suite(workspace, venv, test_files, **suite)
+    # The second run checks that the outcomes hold; with test subsets only the files with
+    # a failing test are run again (the baseline already ran every test twice).
+    rerun = None
+    if settings.test_subsets:
+        rerun = set(files_of(t for t in job.kept if first.outcome_of(t).outcome != "passed"))
+    if rerun == set():  # nothing fails: rejected below, no second run needed
+        second = first
+    else:
+        second = run_suite(workspace, venv, sorted(rerun) if rerun else test_files, **suite)
     reason = check_collection(first, deleted_names)
-    f2p, p2p, split_reason = split_outcomes(first, second, job.kept)
+    f2p, p2p, split_reason = split_outcomes(first, second, job.kept, rerun or None)
     reason = reason or split_reason or check_failure_reasons(first, f2p, deleted_names)
     if reason:
         raise Rejected(reason)
@@ -279,34 +322,32 @@ def _build(job: Job, repo: Repo, cand: Candidate, cdir: Path, record: dict) -> d
     tokens = oracle_tokens(
         _deleted_code(graph, cand, originals),
         _remaining_text(repo, deleted_files),
-        Path(job.environment_text).read_text(),
+        Path(job.environment_text).read_bytes(),
         [canary],
     )
     if settings.compare_naive:
         record["naive_scrub_leaks"] = _naive_scrub_findings(cdir, workspace, venv, tokens)
-    scrub_log = scrub(workspace, venv, repo.packages)
+    # A shared venv is the baseline's, read-only: nothing of the candidate can be in it.
+    scrub_log = scrub(workspace, venv if own_venv else None, repo.packages)
     findings = audit({"workspace": workspace, "venv": venv}, tokens)
     if findings:
-        f = findings[0]
-        raise Rejected(
-            f"leak: {f.kind} {f.token!r} in {f.path} ({f.where}); {len(findings)} in all"
-        )
+        files = len({f.path for f in findings})
+        where = f"{findings[0].describe()}; {len(findings)} in {files} file(s)"
+        raise Rejected(Reason("leak", f"leak: {where}"))
 
     staging = Path(job.work_dir) / "staged" / f"{repo.name}__{cand.id}"
     shutil.rmtree(staging, ignore_errors=True)
     hidden = staging / "hidden"
-    for rel in [*repo.test_files, *repo.test_support]:
-        (hidden / "tests" / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(repo.root / rel, hidden / "tests" / rel)
-    for rel in repo.config_files:
-        (hidden / "config").mkdir(parents=True, exist_ok=True)
-        shutil.copy2(repo.root / rel, hidden / "config" / rel)
+    for part, files in (("tests", test_tree_files(repo.root)), ("config", repo.config_files)):
+        for rel in files:
+            (hidden / part / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(repo.root / rel, hidden / part / rel)
     for rel, text in reference.items():
         (hidden / "reference" / rel).parent.mkdir(parents=True, exist_ok=True)
         (hidden / "reference" / rel).write_text(text)
     (hidden / "requirements.txt").write_text("\n".join(job.requirements) + "\n")
 
-    checks, stub_passing = _solvability_and_discrimination(
+    checks, stub_passing, discriminating = _solvability_and_discrimination(
         workspace,
         venv,
         hidden,
@@ -320,6 +361,9 @@ def _build(job: Job, repo: Repo, cand: Candidate, cdir: Path, record: dict) -> d
         suite,
         deletion.guard,
         settings.measure_guard,
+        settings.min_discriminating,
+        min(settings.slow_test_s, settings.test_timeout_s),
+        settings.test_subsets,
     )
     shutil.copytree(workspace, staging / "workspace", symlinks=True)
 
@@ -343,6 +387,7 @@ def _build(job: Job, repo: Repo, cand: Candidate, cdir: Path, record: dict) -> d
             "fail_to_pass": f2p,
             "pass_to_pass": p2p,
             "stub_passing": stub_passing,
+            "discriminating": discriminating,
             "hidden_files": hidden_tests,
         },
         "problem_statement": statement,
@@ -365,10 +410,17 @@ def _build(job: Job, repo: Repo, cand: Candidate, cdir: Path, record: dict) -> d
             "findings": [],
             "searched": ["workspace", "venv"],
         },
-        "limits": {"test_timeout_s": settings.test_timeout_s, "slow_test_s": settings.slow_test_s},
+        "limits": {
+            "test_timeout_s": settings.test_timeout_s,
+            "slow_test_s": settings.slow_test_s,
+            "min_discriminating": settings.min_discriminating,
+            "near_copy_ratio": settings.near_copy_ratio,
+        },
         # Loaded by `etude grade` from etude's tree (never the workspace): a test fails when
         # a target returns an always-equal object (etude/synth/plugin/etude_equality_guard.py).
         "equality_guard": {"plugin": "etude_equality_guard", "targets": deletion.guard},
+        # How the grader runs pytest: autoloading off, these plugins loaded by name.
+        "pytest": {"plugins": list(job.plugins)},
         "reference_sha256": hashlib.sha256(reference_code.encode()).hexdigest(),
     }
     write_manifest(staging, manifest)
@@ -379,6 +431,48 @@ def _build(job: Job, repo: Repo, cand: Candidate, cdir: Path, record: dict) -> d
         "pass_to_pass": len(p2p),
         "audit_tokens": len(tokens),
     }
+
+
+def _check_not_a_copy(
+    repo: Repo,
+    cand: Candidate,
+    by_file: dict[str, set[str]],
+    deleted_files: dict[str, str | None],
+    originals: dict[str, str],
+    threshold: float,
+) -> None:
+    """Raise Rejected when half or more of the deleted code (by normalized tokens) has a
+    near copy in the package that remains (similarity.near_copy)."""
+    deleted = []
+    for rel, names in by_file.items():
+        whole = cand.kind == "module" and rel == cand.feature[0]
+        deleted += similarity.units(originals[rel], None if whole else set(names))
+    remaining = []
+    for rel in repo.source_files:
+        text = deleted_files.get(rel, originals[rel])
+        if text is not None:
+            remaining += similarity.units(text)
+    share, copies = similarity.near_copy(deleted, remaining, threshold)
+    if share >= 0.5:
+        why = f"{share:.0%} of the deleted code is a near copy of code that remains: " + "; ".join(
+            copies[:3]
+        )
+        raise Rejected(Reason("near_copy", why))
+
+
+def _reported(run, nodeid: str) -> bool:
+    """Whether a run reported `nodeid`, or a collection error of its file."""
+    return nodeid in run.tests or nodeid.split("::", 1)[0] in run.collect_errors
+
+
+def _files_touching(repo: Repo, cand: Candidate, names: set[str]) -> list[str]:
+    """Test files with a test that runs the candidate or with text naming a deleted name."""
+    files = set(files_of(cand.tests))
+    for rel in repo.test_files:
+        text = (repo.root / rel).read_text(errors="replace")
+        if any(name in text for name in names):
+            files.add(rel)
+    return sorted(files)
 
 
 def _deleted_entries(repo: Repo, graph: Graph, cand: Candidate) -> list[dict]:
@@ -407,13 +501,18 @@ def _solvability_and_discrimination(
     suite,
     guard,
     measure_guard,
-) -> tuple[dict, list[str]]:
+    min_discriminating,
+    stub_timeout_s,
+    subsets,
+) -> tuple[dict, list[str], list[str]]:
     """Score the reference restored into a copy of the scrubbed workspace (must be 1) and
     each trivial stub (must not pass every fail-to-pass test), all with the equality guard
-    on `guard` as `etude grade` runs it; raises Rejected. Returns the scores and the
-    fail-to-pass tests every stub passes (the grader's `fraction` leaves them out). With
-    `measure_guard`, the always-equal stub is also scored without the guard (recorded, not
-    decisive)."""
+    on `guard` as `etude grade` runs it; at least `min_discriminating` fail-to-pass tests
+    must fail with every stub. Raises Rejected. Returns the scores, the fail-to-pass tests
+    every stub passes (the grader's `fraction` leaves them out) and the discriminating
+    ones. Stubs run with a per-test timeout of `stub_timeout_s`, on the fail-to-pass tests
+    only (by node id with `subsets`, else their files). With `measure_guard`, the
+    always-equal stub is also scored without the guard (recorded, not decisive)."""
     variants = {"reference": reference}
     for kind in STUB_BODIES:
         variants[f"stub_{kind}"] = {
@@ -427,15 +526,26 @@ def _solvability_and_discrimination(
         shutil.rmtree(check_dir, ignore_errors=True)
         prepare_workspace(workspace, check_dir, hidden)
         _write(check_dir, files)
-        graded = run_suite(
-            check_dir,
-            venv,
-            files_of(f2p + p2p if label == "reference" else f2p),
-            pythonpath=[check_dir / repo.package_root],  # shadows the venv's editable path
+        options = dict(
             cache=False,
             equality_guard=() if label.startswith("unguarded") else guard,
-            **suite,
+            # The copy comes first on the path, before the venv's editable install. Every
+            # kept test ran within the slow-test limit at the baseline; a stub that makes
+            # one hang fails it either way, so stubs need not wait longer.
+            **{
+                **suite,
+                "pythonpath": [check_dir / repo.package_root],
+                **({} if label == "reference" else {"test_timeout_s": stub_timeout_s}),
+            },
         )
+        if label == "reference":
+            graded = run_suite(check_dir, venv, files_of(f2p + p2p), **options)
+        else:
+            # A stub is scored on the fail-to-pass tests only: with test subsets, they are
+            # selected by node id, and their files run whole if any id went unreported.
+            graded = run_suite(check_dir, venv, f2p if subsets else files_of(f2p), **options)
+            if subsets and not all(_reported(graded, t) for t in f2p):
+                graded = run_suite(check_dir, venv, files_of(f2p), **options)
         result = score(graded, f2p, p2p)
         checks[label] = {"fraction": result["fraction"], "binary": result["binary"]}
         if label.startswith("stub_"):
@@ -447,8 +557,17 @@ def _solvability_and_discrimination(
     shutil.rmtree(check_dir, ignore_errors=True)
     # Every variant is scored before deciding, so a rejection still records them all.
     if failing:
-        raise Rejected(f"restoring the reference does not pass {failing}", checks)
+        why = f"restoring the reference does not pass {failing}"
+        raise Rejected(Reason("reference_fails", why), checks)
     for label, check in checks.items():
         if label.startswith("stub_") and check["fraction"] == 1.0:
-            raise Rejected(f"the trivial stub {label} passes every fail-to-pass test", checks)
-    return checks, sorted(set.intersection(*stub_passed))
+            why = f"the trivial stub {label} passes every fail-to-pass test"
+            raise Rejected(Reason("stub_passes", why), checks)
+    discriminating = [t for t in f2p if not any(t in passed for passed in stub_passed)]
+    if len(discriminating) < min_discriminating:
+        why = (
+            f"{len(discriminating)} of {len(f2p)} fail-to-pass tests fail with every trivial "
+            f"stub; at least {min_discriminating} must"
+        )
+        raise Rejected(Reason("few_discriminating_tests", why), checks)
+    return checks, sorted(set.intersection(*stub_passed)), discriminating

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 from etude.sandbox import Limits
@@ -19,9 +20,16 @@ LineMap = dict[str, dict[int, set[str]]]  # source file (relative) -> line -> te
 
 
 def run_with_contexts(
-    repo: Repo, workspace: Path, venv: Path, *, test_timeout_s: float, limits: Limits
+    repo: Repo,
+    workspace: Path,
+    venv: Path,
+    *,
+    test_timeout_s: float,
+    limits: Limits,
+    plugins: Sequence[str],
 ) -> tuple[SuiteRun, LineMap]:
-    """Run the whole suite under coverage; returns the run and the per-line test map."""
+    """Run the whole suite under coverage (`plugins` must hold pytest-cov's); returns the
+    run and the per-line test map."""
     with tempfile.TemporaryDirectory(prefix="etude-cov-") as tmp:
         rc = Path(tmp) / "coveragerc"
         report = Path(tmp) / "coverage.json"
@@ -35,6 +43,7 @@ def run_with_contexts(
             limits=limits,
             extra_args=args,
             writable=[Path(tmp)],
+            plugins=plugins,
         )
         if suite.process.timed_out:
             raise SynthError(f"{repo.name}: the test suite did not finish in {limits.wall_s:g} s")

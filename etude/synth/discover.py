@@ -24,7 +24,18 @@ NON_PACKAGE_DIRS = frozenset(
     {"docs", "doc", "benchmark", "benchmarks", "examples", "example", "scripts", "tools"}
 )
 SKIPPED_DIRS = frozenset({".git", ".hg", ".tox", ".nox", ".venv", "venv", "build", "dist"})
-CONFIG_FILES = ("pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini", "setup.py")
+# Every file name pytest reads configuration from (pytest 9 adds the .toml ones), and the
+# packaging files; at any depth, they come from the hidden store when grading.
+PYTEST_CONFIG_FILES = (
+    "pytest.toml",
+    ".pytest.toml",
+    "pytest.ini",
+    ".pytest.ini",
+    "pyproject.toml",
+    "tox.ini",
+    "setup.cfg",
+)
+CONFIG_FILES = (*PYTEST_CONFIG_FILES, "setup.py")
 _TEST_FILE = re.compile(r"^(test_.*|.*_test)\.py$")
 
 
@@ -34,7 +45,8 @@ class Repo:
 
     `package_root` is the directory holding the top-level packages ('' or 'src');
     `test_files` are files pytest collects; `test_support` are other files the tests need
-    (conftest.py, helpers in test directories); `config_files` configure pytest/packaging.
+    (conftest.py, helpers in test directories); `config_files` configure pytest/packaging
+    (at any depth).
     """
 
     name: str
@@ -67,13 +79,25 @@ def is_test_path(rel: str) -> bool:
     )
 
 
-def _python_files(root: Path) -> list[str]:
+def _files(root: Path, pattern: str) -> list[str]:
     found = []
-    for path in sorted(root.rglob("*.py")):
+    for path in sorted(root.rglob(pattern)):
         rel = path.relative_to(root)
-        if not any(p in SKIPPED_DIRS or p.endswith(".egg-info") for p in rel.parts[:-1]):
+        if path.is_file() and not any(
+            p in SKIPPED_DIRS or p.endswith(".egg-info") for p in rel.parts[:-1]
+        ):
             found.append(rel.as_posix())
     return found
+
+
+def test_tree_files(root: Path) -> list[str]:
+    """Every file of the tests, any suffix (test data included; see is_test_path)."""
+    return [rel for rel in _files(root, "*") if is_test_path(rel) and "__pycache__" not in rel]
+
+
+def config_files_of(root: Path) -> list[str]:
+    """Every pytest or packaging configuration file under `root`, at any depth."""
+    return sorted(rel for name in CONFIG_FILES for rel in _files(root, name))
 
 
 def _copy_source(source: Path, dest: Path) -> tuple[str, str]:
@@ -146,7 +170,7 @@ def prepare(source: Path, work_dir: Path) -> Repo:
     shutil.rmtree(pristine, ignore_errors=True)
     pristine.parent.mkdir(parents=True, exist_ok=True)
     name, revision = _copy_source(source, pristine)
-    files = _python_files(pristine)
+    files = _files(pristine, "*.py")
     if not files:
         raise SynthError(f"{source} has no Python files: not a Python repository")
     broken = []
@@ -184,7 +208,7 @@ def prepare(source: Path, work_dir: Path) -> Repo:
         source_files=source_files,
         test_files=test_files,
         test_support=[f for f in tests if f not in test_files],
-        config_files=[c for c in CONFIG_FILES if (pristine / c).is_file()],
+        config_files=config_files_of(pristine),
     )
 
 

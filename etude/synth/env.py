@@ -8,6 +8,7 @@ the same repository installs from local files in about a second.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
@@ -17,6 +18,8 @@ from etude.sandbox import Completed, Limits, run
 from etude.synth.errors import SynthError
 
 TEST_TOOLS = ("pytest>=7", "pytest-cov>=5", "pytest-timeout>=2.2")
+# The plugin modules etude's own test runs need (pytest's autoloading is off, see testrun).
+TOOL_PLUGINS = ("pytest_timeout",)
 INSTALL_LIMITS = Limits(wall_s=600)
 
 
@@ -98,3 +101,29 @@ def freeze(workspace: Path, venv: Path) -> list[str]:
     if not done.ok:
         raise SynthError(f"uv pip freeze failed: {done.describe()}")
     return [line for line in done.stdout.splitlines() if line and not line.startswith("#")]
+
+
+_LIST_PLUGINS = """
+import importlib.metadata, json
+found = set()
+for ep in importlib.metadata.entry_points(group="pytest11"):
+    found.add(ep.name if ":" in ep.value else ep.value)
+print(json.dumps(sorted(found)))
+"""
+
+
+def pytest_plugins(workspace: Path, venv: Path) -> list[str]:
+    """The pytest plugins `venv` installs (its `pytest11` entry points), as the names `-p`
+    loads them by: the module, or the entry point's name when it points inside one.
+
+    Read from the untouched environment at the baseline and recorded, so that test runs
+    load exactly these with autoloading off, whatever a workspace adds later."""
+    done = run(
+        [str(python_of(venv)), "-P", "-c", _LIST_PLUGINS],
+        workspace,
+        readonly=[venv],
+        limits=Limits(wall_s=120),
+    )
+    if not done.ok:
+        raise SynthError(f"listing the pytest plugins of {venv} failed: {done.describe()}")
+    return json.loads(done.stdout.strip().splitlines()[-1])

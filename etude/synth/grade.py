@@ -1,9 +1,13 @@
 """Grading a candidate workspace against a task's hidden tests (`etude grade TASK WORKSPACE`).
 
-The workspace is copied into a fresh directory; every test file, conftest.py, pytest or
-packaging configuration, sitecustomize/usercustomize and .pth file in it is discarded and
-the hidden store's tests and configuration are put back, so edits to tests or test
-configuration do not count. A fresh venv is built from the task's pinned requirements (the
+The workspace is copied into a fresh directory; every test file (and everything else in
+test directories), conftest.py, pytest or packaging configuration, sitecustomize/
+usercustomize and .pth file in it, at any depth, is discarded with package metadata
+directories (.dist-info, .egg-info) and links to directories, and the hidden store's tests
+and configuration are put back, so edits to tests or test configuration do not count.
+pytest then runs with only that configuration and the task's recorded plugins (see
+testrun.run_suite: `-c`, fixed rootdir, autoloading off, the working directory off
+`sys.path`). A fresh venv is built from the task's pinned requirements (the
 agent's environment is not trusted either), and the fail-to-pass and pass-to-pass tests
 run in the sandbox with a time limit, with the task's equality guard on (a test fails when
 a deleted public function, method or class returns an always-equal object; the plugin is
@@ -31,26 +35,42 @@ from etude.synth import env
 from etude.synth.discover import CONFIG_FILES, is_test_path
 from etude.synth.errors import SynthError
 from etude.synth.task import load_task, verify_hidden
-from etude.synth.testrun import SuiteRun, files_of, run_suite
+from etude.synth.testrun import Outcome, SuiteRun, files_of, run_suite
 
 IGNORED_ON_COPY = (".git", ".venv", "venv", "__pycache__", ".pytest_cache", ".mypy_cache")
 _STARTUP_HOOKS = ("sitecustomize.py", "usercustomize.py")
+_METADATA_DIRS = (".dist-info", ".egg-info")
+
+
+def _discarded(rel: str) -> bool:
+    """Whether a workspace file is replaced by the hidden store or never trusted: test
+    files and everything in test directories (data included), conftest.py, pytest and
+    packaging configuration, interpreter startup hooks and .pth files, at any depth."""
+    name = rel.rsplit("/", 1)[-1]
+    return (
+        is_test_path(rel) or name in CONFIG_FILES or name in _STARTUP_HOOKS or name.endswith(".pth")
+    )
 
 
 def prepare_workspace(source: Path, dest: Path, hidden: Path) -> None:
-    """Copy `source` to `dest` and replace its tests and test configuration by the hidden
-    store's (`hidden/tests`, `hidden/config`)."""
+    """Copy `source` to `dest`, discard what the grader does not take from a workspace
+    (`_discarded` files, package metadata directories, whose entry points could register
+    pytest plugins, and symbolic links to directories) and put back the hidden store's
+    tests and configuration (`hidden/tests`, `hidden/config`)."""
     shutil.copytree(source, dest, symlinks=True, ignore=shutil.ignore_patterns(*IGNORED_ON_COPY))
-    for dirpath, _, filenames in os.walk(dest):
+    for dirpath, dirnames, filenames in os.walk(dest):
+        here = Path(dirpath)
+        for name in list(dirnames):
+            path = here / name
+            if path.is_symlink():
+                dirnames.remove(name)
+                path.unlink()
+            elif name.endswith(_METADATA_DIRS):
+                dirnames.remove(name)
+                shutil.rmtree(path)
         for name in filenames:
-            path = Path(dirpath) / name
-            rel = path.relative_to(dest).as_posix()
-            if (
-                (name.endswith(".py") and is_test_path(rel))
-                or name in _STARTUP_HOOKS
-                or name.endswith(".pth")
-                or rel in CONFIG_FILES
-            ):
+            path = here / name
+            if _discarded(path.relative_to(dest).as_posix()):
                 path.unlink()
     for part in ("tests", "config"):
         if (hidden / part).is_dir():
@@ -101,8 +121,11 @@ def grade(task_dir: Path, workspace: Path, *, time_limit_s: float = 600.0) -> di
         prepare_workspace(workspace, dest, task_dir / "hidden")
         venv = Path(tmp) / "venv"
         requirements = (task_dir / "hidden" / "requirements.txt").read_text().split()
-        env.create(dest, venv, requirements=requirements)
         tests = task["tests"]
+        try:
+            env.create(dest, venv, requirements=requirements)
+        except SynthError as err:  # the answer breaks the install (a setup.py importing it)
+            return _not_installed(task, str(err), time.perf_counter() - start)
         suite = run_suite(
             dest,
             venv,
@@ -111,6 +134,7 @@ def grade(task_dir: Path, workspace: Path, *, time_limit_s: float = 600.0) -> di
             limits=Limits(wall_s=time_limit_s),
             cache=False,
             equality_guard=task.get("equality_guard", {}).get("targets", []),
+            plugins=task.get("pytest", {}).get("plugins", env.TOOL_PLUGINS),
         )
         result = score(
             suite, tests["fail_to_pass"], tests["pass_to_pass"], tests.get("stub_passing", [])
@@ -119,6 +143,18 @@ def grade(task_dir: Path, workspace: Path, *, time_limit_s: float = 600.0) -> di
     if suite.process.timed_out:
         result["note"] = f"the test run hit the {time_limit_s:g} s time limit"
     return result
+
+
+def _not_installed(task: dict, error: str, seconds: float) -> dict:
+    """The reward record of a workspace that does not install: every test failed."""
+    tests = task["tests"]
+    failed = Outcome("failed", "install", f"the workspace does not install: {error}")
+    suite = SuiteRun({t: failed for t in tests["fail_to_pass"] + tests["pass_to_pass"]}, {}, None)
+    result = score(
+        suite, tests["fail_to_pass"], tests["pass_to_pass"], tests.get("stub_passing", [])
+    )
+    note = f"the workspace does not install: {error[-300:]}"
+    return result | {"task": task["id"], "seconds": round(seconds, 2), "note": note}
 
 
 def solved_workspace(task_dir: Path, dest: Path) -> Path:

@@ -26,9 +26,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from etude.sandbox import cpu_seconds_used
 from etude.synth import baseline as baseline_mod
-from etude.synth.audit import tree_text
+from etude.synth.audit import shipped_text
 from etude.synth.candidate import Job, Settings, process
-from etude.synth.discover import Repo, prepare
+from etude.synth.discover import SKIPPED_DIRS, Repo, prepare
 from etude.synth.errors import SynthError
 from etude.synth.executor import map_unordered
 from etude.synth.slice import KINDS, Candidate, slice_candidates
@@ -62,6 +62,7 @@ def repo_phase(args: tuple[str, str, Settings]) -> dict:
             if (
                 state["repo"]["revision"] == repo.revision
                 and state.get("slow_test_s") == settings.slow_test_s
+                and "importable" in state
             ):
                 shutil.rmtree(staging, ignore_errors=True)
                 return state
@@ -75,7 +76,7 @@ def repo_phase(args: tuple[str, str, Settings]) -> dict:
             suite_timeout_s=settings.suite_timeout_s,
             slow_test_s=settings.slow_test_s,
         )
-        (work_dir / "environment.txt").write_text(tree_text(work_dir / "base" / "venv"))
+        (work_dir / "environment.txt").write_bytes(_shipped(repo, work_dir / "base" / "venv"))
         candidates, rejections = slice_candidates(repo, base.lines, base.kept)
         candidates = hardest_first_by_kind(candidates)
         state = {
@@ -84,10 +85,12 @@ def repo_phase(args: tuple[str, str, Settings]) -> dict:
             "dropped": base.dropped,
             "extras": list(base.extras),
             "requirements": base.requirements,
+            "pytest_plugins": base.plugins,
+            "importable": base.importable,
             "slow_test_s": settings.slow_test_s,
             "candidates": [c.to_json() for c in candidates],
             "slice_rejections": [
-                {"candidate": f"{r.feature[0]}:{r.feature[1]}", "reason": r.reason}
+                {"candidate": f"{r.feature[0]}:{r.feature[1]}", "key": r.key, "reason": r.reason}
                 for r in rejections
             ],
             "seconds": time.perf_counter() - wall,
@@ -99,6 +102,25 @@ def repo_phase(args: tuple[str, str, Settings]) -> dict:
     except SynthError as err:
         shutil.rmtree(staging, ignore_errors=True)
         return {"error": str(err), "source": source}
+
+
+def _shipped(repo: Repo, venv: Path) -> bytes:
+    """What the untouched repository and its environment already contain, as the audit
+    reads it (audit.shipped_text): every file of the repository but its package source,
+    bytecode, history and build directories (docs, changelogs, scripts, licenses, tests
+    and configuration included), and every file of the baseline venv (package metadata,
+    the README in it, dependencies' licenses). A token of deleted code found here is no
+    leak."""
+    source = set(repo.source_files)
+
+    def not_shipped(rel: str) -> bool:
+        name = rel.rstrip("/").rsplit("/", 1)[-1]
+        if rel.endswith("/"):
+            return name in SKIPPED_DIRS or name == "__pycache__"
+        return rel in source or name.endswith((".pyc", ".pyo"))
+
+    repository = shipped_text({"repository": repo.root}, not_shipped)
+    return repository + b"\n" + shipped_text({"environment": venv}, lambda rel: False)
 
 
 def hardest_first_by_kind(candidates: list[Candidate]) -> list[Candidate]:
@@ -203,6 +225,8 @@ def _job(state: dict, cand: dict, work_dir: Path, settings: Settings) -> Job:
         environment_text=str(work_dir / "environment.txt"),
         work_dir=str(work_dir),
         settings=settings,
+        plugins=tuple(state["pytest_plugins"]),
+        importable=tuple(state["importable"]),
     )
 
 
@@ -213,17 +237,25 @@ def _publish(state: dict, records: list[dict], tasks_root: Path) -> dict:
         if record["status"] != "valid":
             continue
         if record["dedupe_key"] in seen:
-            record |= {"status": "rejected", "reason": "duplicate of another candidate's code"}
+            record |= {
+                "status": "rejected",
+                "reason": "duplicate of another candidate's code",
+                "reason_key": "duplicate",
+            }
             continue
         seen.add(record["dedupe_key"])
         staged, final = Path(record["task_dir"]), tasks_root / Path(record["task_dir"]).name
-        if staged.exists():
+        # Only a complete staged task (task.json is written last) replaces a published one:
+        # a staging directory left by an interrupted reprocessing must not.
+        if (staged / "task.json").exists():
             shutil.rmtree(final, ignore_errors=True)
             staged.rename(final)
         if (final / "task.json").exists():
             published.append(final.name)
-    reasons = Counter(r["reason"].split(":")[0] for r in records if r["status"] != "valid")
-    reasons.update(r["reason"].split(":")[0] for r in state["slice_rejections"])
+    # Processed candidates and definitions sliced out (never processed) are counted apart,
+    # each by stable key (validate.REASONS, slice.Rejection).
+    reasons = Counter(r["reason_key"] for r in records if r["status"] != "valid")
+    sliced = Counter(r["key"] for r in state["slice_rejections"])
     cpu = state["cpu_seconds"] + sum(r.get("cpu_s", 0.0) for r in records)
     wall = state["seconds"] + sum(r.get("wall_s", 0.0) for r in records)
     processed = len(records)
@@ -246,6 +278,7 @@ def _publish(state: dict, records: list[dict], tasks_root: Path) -> dict:
         "yield": round(len(published) / processed, 3) if processed else 0.0,
         "tasks": published,
         "rejections": dict(reasons.most_common()),
+        "sliced_out_by_reason": dict(sliced.most_common()),
         "rejected": [
             {"candidate": r["candidate"], "reason": r["reason"]}
             for r in records

@@ -100,6 +100,8 @@ class Graph:
     referrers: dict[Key, set[Key]] = field(default_factory=dict)
     registrations: set[Key] = field(default_factory=set)  # bare calls at import time
     bindings: dict = field(default_factory=dict)  # per file: name -> (file, name | None)
+    modules: dict[str, str] = field(default_factory=dict)  # dotted module name -> file
+    module_of: dict[str, str] = field(default_factory=dict)  # file -> dotted module name
 
 
 def _module_files(repo: Repo) -> dict[str, str]:
@@ -115,24 +117,48 @@ def _resolve_module(current: str, is_package: bool, node: ast.ImportFrom) -> str
     return ".".join([*base, node.module] if node.module else base)
 
 
-def _bindings(repo: Repo, rel: str, tree: ast.Module, modules: dict[str, str]) -> dict:
-    """Names a module binds by import: name -> (file, name) or (file, None) for modules."""
+def _star_names(tree: ast.Module) -> list[str]:
+    """The names `from module import *` binds: its literal `__all__`, else its public
+    top-level definitions."""
+    for node in tree.body:
+        if _is_dunder_all(node) and isinstance(node.value, ast.List | ast.Tuple):
+            return [e.value for e in node.value.elts if isinstance(e, ast.Constant)]
+    return [d.name for d, _ in _definitions("", tree) if not d.name.startswith("_")]
+
+
+def _bindings(
+    repo: Repo, rel: str, tree: ast.Module, modules: dict[str, str], trees: dict[str, ast.Module]
+) -> dict:
+    """Names a module binds by import: name -> (file, name) or (file, None) for modules;
+    `trees` (file -> AST) resolve star imports."""
     current = module_name(repo, rel)
     is_package = rel.endswith("__init__.py")
     bound: dict[str, tuple[str, str | None]] = {}
-    for node in tree.body:
+    # Imports anywhere in the file, function bodies included (breadth first, so a
+    # top-level binding wins): a local import's use counts as a use, conservatively.
+    for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
             target = _resolve_module(current, is_package, node)
+            if node.names[0].name == "*" and target in modules:
+                for name in _star_names(trees[modules[target]]):
+                    bound.setdefault(name, (modules[target], name))
+                continue
             for alias in node.names:
                 local = alias.asname or alias.name
                 if f"{target}.{alias.name}" in modules:
-                    bound[local] = (modules[f"{target}.{alias.name}"], None)
+                    bound.setdefault(local, (modules[f"{target}.{alias.name}"], None))
                 elif target in modules:
-                    bound[local] = (modules[target], alias.name)
+                    bound.setdefault(local, (modules[target], alias.name))
         elif isinstance(node, ast.Import):
             for alias in node.names:
-                if alias.name in modules and alias.asname:
-                    bound[alias.asname] = (modules[alias.name], None)
+                if alias.asname and alias.name in modules:
+                    bound.setdefault(alias.asname, (modules[alias.name], None))
+                elif not alias.asname and alias.name.split(".")[0] in modules:
+                    # `import pkg.mod` binds `pkg`; `pkg.mod.name` is resolved attribute by
+                    # attribute (see _resolve_attribute)
+                    bound.setdefault(
+                        alias.name.split(".")[0], (modules[alias.name.split(".")[0]], None)
+                    )
     return bound
 
 
@@ -165,9 +191,9 @@ def _definitions(rel: str, tree: ast.Module) -> list[tuple[Definition, ast.AST]]
 def build_graph(repo: Repo) -> Graph:
     """The reference graph over every top-level definition of the package."""
     modules = _module_files(repo)
-    graph = Graph()
+    graph = Graph(modules=modules, module_of={f: m for m, f in modules.items()})
     trees = {rel: ast.parse((repo.root / rel).read_bytes()) for rel in repo.source_files}
-    bindings = {rel: _bindings(repo, rel, tree, modules) for rel, tree in trees.items()}
+    bindings = {rel: _bindings(repo, rel, tree, modules, trees) for rel, tree in trees.items()}
     graph.bindings = bindings
     bodies: dict[Key, list[ast.AST]] = {}
     for rel, tree in trees.items():
@@ -209,13 +235,34 @@ def _refs(rel: str, nodes: list[ast.AST], graph: Graph, bindings: dict) -> set[K
                 key = _lookup(rel, node.id, graph, bindings)
                 if key:
                     found.add(key)
-            elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-                module = bindings[rel].get(node.value.id)
-                if module and module[1] is None:
-                    key = _lookup(module[0], node.attr, graph, bindings)
-                    if key:
-                        found.add(key)
+            elif isinstance(node, ast.Attribute):
+                key = _resolve_attribute(rel, node, graph, bindings)
+                if key:
+                    found.add(key)
     return found
+
+
+def _resolve_attribute(rel: str, node: ast.Attribute, graph: Graph, bindings: dict) -> Key | None:
+    """The definition an attribute chain rooted at a module name means in `rel`:
+    `mod.name`, `pkg.mod.name` (through submodules), `pkg.name` (through re-exports)."""
+    chain = []
+    while isinstance(node, ast.Attribute):
+        chain.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    bound = bindings[rel].get(node.id)
+    if bound is None or bound[1] is not None:
+        return None
+    module = bound[0]
+    for attr in reversed(chain):
+        submodule = graph.modules.get(f"{graph.module_of[module]}.{attr}")
+        if submodule is None:
+            # The first attribute that is no submodule names the definition; the rest of
+            # the chain are its members.
+            return _lookup(module, attr, graph, bindings)
+        module = submodule
+    return None
 
 
 def _lookup(rel: str, name: str, graph: Graph, bindings: dict, depth: int = 0) -> Key | None:
@@ -230,8 +277,19 @@ def _lookup(rel: str, name: str, graph: Graph, bindings: dict, depth: int = 0) -
 
 @dataclass
 class Rejection:
+    """A feature sliced out: `key` is 'used_by_other_code' or 'no_covering_test'."""
+
     feature: Key
+    key: str
     reason: str
+
+
+def _used_by(feature: Key, users: list[str]) -> Rejection:
+    return Rejection(feature, "used_by_other_code", f"used by other code: {', '.join(users[:3])}")
+
+
+def _untested(feature: Key) -> Rejection:
+    return Rejection(feature, "no_covering_test", "no kept test runs it")
 
 
 def slice_candidates(
@@ -255,7 +313,7 @@ def slice_candidates(
             if r not in graph.registrations
         )
         if users:
-            rejections.append(Rejection(key, f"used by other code: {', '.join(users[:3])}"))
+            rejections.append(_used_by(key, users))
             continue
         tests: set[str] = set()
         for member in closure:
@@ -264,7 +322,7 @@ def slice_candidates(
                 tests |= tests_covering(lines, d.file, d.body_first, d.last)
         tests &= kept_set
         if not tests:
-            rejections.append(Rejection(key, "no kept test runs it"))
+            rejections.append(_untested(key))
             continue
         size = sum(graph.definitions[m].last - graph.definitions[m].first + 1 for m in closure)
         files = len({m[0] for m in closure})
@@ -367,11 +425,11 @@ def _method_groups(
         key = (rel, f"{cls.name}.{name}")
         users = sorted(f"{u[0]}:{u[1]}" for u in uses.get(name, set()) if u != key)
         if users:
-            rejections.append(Rejection(key, f"used by other code: {', '.join(users[:3])}"))
+            rejections.append(_used_by(key, users))
             continue
         tests = tests_covering(lines, rel, node.body[0].lineno, node.end_lineno) & kept
         if not tests:
-            rejections.append(Rejection(key, "no kept test runs it"))
+            rejections.append(_untested(key))
             continue
         eligible[name] = tests
     groups = _components(eligible)
@@ -484,14 +542,14 @@ def _module_candidate(
         if r[0] != rel and r not in graph.registrations
     )
     if users:
-        return [], [Rejection(key, f"used by other code: {', '.join(users[:3])}")]
+        return [], [_used_by(key, users)]
     tests: set[str] = set()
     for d in defined:
         if d.kind != "constant":
             tests |= tests_covering(lines, rel, d.body_first, d.last)
     tests &= kept
     if not tests:
-        return [], [Rejection(key, "no kept test runs it")]
+        return [], [_untested(key)]
     size = len((repo.root / rel).read_text().splitlines())
     members = {d.key for d in defined}
     depth = max(_depth(d.key, members, graph) for d in public)

@@ -11,18 +11,22 @@ values never do: for them `x == sentinel` falls back to identity. A target that 
 import (the feature is deleted) is skipped. It depends on nothing but pytest.
 """
 
+import contextlib
 import functools
 import importlib
 import inspect
 import json
 import os
 import sys
+import threading
+import time
 
 import pytest
 
 _violations = []
 _MAX_DEPTH = 3
 _MAX_ITEMS = 1000
+_MAX_SECONDS = 0.05
 # Dunders that must not be wrapped: comparison and hashing define what equality is, and
 # construction/attribute hooks run too often or too early to wrap safely.
 _UNWRAPPED = frozenset(
@@ -56,17 +60,24 @@ class _Sentinel:
 
 def claims_equality(value, depth=0, budget=None):
     """True when `value`, or an element of a list/tuple/set/dict inside it, compares equal
-    to a fresh sentinel (or not unequal to it)."""
-    budget = budget if budget is not None else [_MAX_ITEMS]
+    to a fresh sentinel (or not unequal to it).
+
+    Bounded: at most _MAX_ITEMS values and _MAX_SECONDS per check (past either, what is
+    left counts as no claim), and not re-entrant: guarded callables that the comparison
+    itself calls (an `__eq__` that calls `len(self)` or `self.issubset(other)`) run
+    unchecked, so a guarded class whose methods call each other cannot recurse."""
+    if budget is None:
+        budget = [_MAX_ITEMS, time.monotonic() + _MAX_SECONDS]
     budget[0] -= 1
-    if budget[0] < 0:
+    if budget[0] < 0 or time.monotonic() > budget[1]:
         return False
     sentinel = _Sentinel()
-    try:
-        if bool(value == sentinel) or not bool(value != sentinel):
-            return True
-    except Exception:  # e.g. an array whose truth value is ambiguous: not a claim
-        pass
+    with _checking():
+        try:
+            if bool(value == sentinel) or not bool(value != sentinel):
+                return True
+        except Exception:  # e.g. an array whose truth value is ambiguous: not a claim
+            pass
     if depth >= _MAX_DEPTH or isinstance(value, str | bytes):
         return False
     if isinstance(value, dict):
@@ -78,10 +89,28 @@ def claims_equality(value, depth=0, budget=None):
     return any(claims_equality(item, depth + 1, budget) for item in items)
 
 
+class _State(threading.local):
+    checking = False
+
+
+_state = _State()
+
+
+@contextlib.contextmanager
+def _checking():
+    previous, _state.checking = _state.checking, True
+    try:
+        yield
+    finally:
+        _state.checking = previous
+
+
 def _guarded(fn, label, check_self):
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         result = fn(*args, **kwargs)
+        if _state.checking:  # called by the guard's own comparison: not an answer's return
+            return result
         if claims_equality(result):
             _violations.append(f"{label} returned an object that claims to equal anything")
         elif check_self and args and claims_equality(args[0]):

@@ -35,3 +35,19 @@ def test_concordance_context_and_neighbours():
     assert concordance.context("cat", width=1) == ["the cat sat", "the cat slept"]
     assert concordance.context("the", width=0) == ["the", "the", "the"]
     assert concordance.neighbours("cat") == Counter({"the": 2, "sat": 1, "slept": 1})
+
+
+def test_concordance_positions_ignore_case():
+    assert Concordance(TEXT).positions("THE") == [0, 4, 7]
+
+
+def test_concordance_frequency_of_a_missing_word():
+    assert Concordance(TEXT).frequency("dog") == 0.0
+
+
+def test_concordance_context_at_the_edges():
+    assert Concordance(TEXT).context("slept", width=2) == ["the cat slept"]
+
+
+def test_concordance_neighbours_within_a_width():
+    assert Concordance(TEXT).neighbours("mat", width=2) == Counter({"the": 2, "on": 1, "and": 1})
