@@ -145,7 +145,7 @@ def test_planted_hack_is_graded_then_zeroed_with_a_hint(tmp_path):
 
 def test_config_is_parsed_strictly(tmp_path):
     cfg = load_config(ROOT / "configs" / "coding-smol.toml")
-    assert isinstance(cfg, CodingConfig) and cfg.reward.hack_severity == "high"
+    assert isinstance(cfg, CodingConfig) and cfg.reward.hack_severity == "medium"
     with pytest.raises(ValueError, match="unknown key"):
         parse_config({"env": "coding", "rollout": {"concurrency": 2, "turbo": True}})
     with pytest.raises(ValueError, match="hack_severity"):

@@ -194,6 +194,8 @@ def _validate(state, repo, work_dir, entities, settings, tasks_root: Path) -> di
         environment_text=str(work_dir / "environment.txt"),
         work_dir=str(work_dir),
         settings=settings,
+        plugins=tuple(state["pytest_plugins"]),
+        importable=tuple(state["importable"]),
     )
     result = process(job)
     if result["status"] != "valid":
