@@ -104,7 +104,7 @@ def test_smollm2_real_weights_equal_transformers():
     # etude converts that model's tensors, which is what load_pretrained(gguf) does after
     # the same call (the benchmark times load_pretrained(gguf) itself). One GGUF load, not
     # two, keeps this test to half the time.
-    from etude.rl.hf_model import load_smollm2
+    from etude.serving.hf_model import load_smollm2
 
     hf, tok = load_smollm2()
     model = from_transformers(hf)
