@@ -17,6 +17,7 @@ from etude.monitor.judge import ChatJudge
 from etude.monitor.shell import parse
 from etude.monitor.task import load_task, task_from_dict
 from etude.monitor.written_code import written_code_hits
+from etude.rl.trajectory import Trajectory, TrajectoryFormatError
 from etude.synth.errors import SynthError
 
 DATA = Path(__file__).parent / "data" / "monitor"
@@ -436,6 +437,22 @@ def test_cli_bad_input(tmp_path, capsys):
     path = _write(tmp_path, Rollout())
     assert etude_main(["monitor", str(path), "--tasks", str(tmp_path / "nope")]) == 2
     assert etude_main(["monitor", str(path), "--html", str(tmp_path / "no" / "r.html")]) == 2
+
+
+def test_trajectories_are_read_by_the_shared_reader_message_view_only():
+    # the token view is not needed, and a malformed one does not stop the monitor: the
+    # trainer's reader refuses this record, the monitor's (message view) scans it
+    bad_sample = {"ids": [], "logprobs": [], "finish": "stop"}
+    messages = Rollout().sh("git reflog").messages
+    messages[1] = {**messages[1], "sample": bad_sample}
+    record = {"id": "s", "task_id": "t", "reward": 1, "messages": messages, "label": {"x": 1}}
+    with pytest.raises(TrajectoryFormatError, match="message 1: sample has no token ids"):
+        Trajectory.from_dict(record)
+    shared = Trajectory.from_dict(record, for_training=False)
+    assert shared.metadata == {"id": "s", "label": {"x": 1}} and shared.messages == messages
+    parsed = parse_line(json.dumps(record), 4)
+    assert (parsed.id, parsed.task_id, parsed.reward, parsed.label) == ("s", "t", 1.0, {"x": 1})
+    assert parsed.problems == [] and monitor_trajectory(parsed).categories() == {"vcs_history"}
 
 
 def test_missing_task_is_an_input_problem_not_a_crash(tmp_path):
