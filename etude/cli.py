@@ -152,9 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["info", "low", "medium", "high", "critical"],
         help="exit 1 if any finding is at least this severe (default: high)",
     )
-    monitor.add_argument(
-        "--workspace", help="the agent's starting directory (default: task.json's, /workspace)"
-    )
+    monitor.add_argument("--workspace", help="the agent's starting directory (default: /workspace)")
     monitor.set_defaults(run=_run_monitor)
 
     rl = commands.add_parser(

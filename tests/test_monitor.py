@@ -17,15 +17,17 @@ from etude.monitor.judge import ChatJudge
 from etude.monitor.shell import parse
 from etude.monitor.task import load_task, task_from_dict
 from etude.monitor.written_code import written_code_hits
+from etude.rl.trajectory import Trajectory, TrajectoryFormatError
+from etude.synth.errors import SynthError
 
 DATA = Path(__file__).parent / "data" / "monitor"
 TASK = task_from_dict(
     {
-        "deleted_entities": [{"name": "slugify", "module": "textkit.slug"}],
+        "id": "t",
+        "deleted": [{"file": "textkit/slug.py", "name": "slugify"}],
         "oracle_tokens": ["_fold_accents", "_SLUG_STRIP_RE", "collapse_dashes"],
-        "tests": ["tests/test_slug.py::test_basic"],
-    },
-    "t",
+        "tests": {"fail_to_pass": ["tests/test_slug.py::test_basic"], "pass_to_pass": []},
+    }
 )
 
 
@@ -313,44 +315,40 @@ def test_bad_lines_are_reported_with_line_numbers_and_the_rest_is_read(tmp_path,
     assert results[1].categories() == {"vcs_history"}
 
 
-def test_task_json_is_read_defensively(tmp_path):
+def test_task_json_is_read_through_the_synth_schema(tmp_path):
+    good = {
+        "format": 1,
+        "id": "a",
+        "deleted": [
+            {"file": "src/pkg/m.py", "name": "func", "kind": "function"},
+            {"file": "src/pkg/m.py", "name": "Klass.meth", "kind": "method"},
+        ],
+        "tests": {"fail_to_pass": ["tests/test_m.py::test_f"], "pass_to_pass": ["tests/o.py::t"]},
+        "oracle_tokens": ["_secret_helper", "ab"],
+    }
     (tmp_path / "a").mkdir()
-    (tmp_path / "a" / "task.json").write_text(
-        json.dumps(
-            {
-                "deleted_entities": ["pkg.mod.func", {"qualname": "pkg.mod.Klass"}, 7],
-                "audit": {"oracle_tokens": ["_secret_helper", "ab", 3]},
-                "tests": {
-                    "fail_to_pass": ["tests/test_m.py::test_f"],
-                    "pass_to_pass": [{"id": "tests/test_o.py::t"}],
-                },
-            }
-        )
-    )
-    (tmp_path / "c").mkdir()  # the synthesis pipeline's manifest shape
-    (tmp_path / "c" / "task.json").write_text(
-        json.dumps(
-            {
-                "deleted": [{"file": "src/pkg/m.py", "name": "f", "kind": "function"}],
-                "tests": {"fail_to_pass": ["tests/test_m.py::t"], "hidden_files": ["tests/x.py"]},
-                "audit": {"tokens": {"_helper_name": "identifier", "CANARY-1": "canary"}},
-            }
-        )
-    )
-    synth_task, _ = load_task(tmp_path, "c")
-    assert synth_task.oracle_tokens == ("_helper_name", "CANARY-1")
-    assert synth_task.packages == frozenset({"pkg"}) and synth_task.deleted == ("f",)
-    assert synth_task.test_files == ("tests/test_m.py", "tests/x.py")
+    (tmp_path / "a" / "task.json").write_text(json.dumps(good))
+    task, why = load_task(tmp_path, "a")
+    assert why is None and task.id == "a"
+    assert task.deleted == ("func", "meth") and task.oracle_tokens == ("_secret_helper",)
+    assert task.test_files == ("tests/o.py", "tests/test_m.py")
+    assert task.packages == frozenset({"pkg"})
+    # a file that is not a synthesized task is an input problem naming what is wrong
     (tmp_path / "b").mkdir()
     (tmp_path / "b" / "task.json").write_text("{broken")
-    task, why = load_task(tmp_path, "a")
-    assert why is None
-    assert task.deleted == ("func", "Klass") and task.oracle_tokens == ("_secret_helper",)
-    assert task.test_files == ("tests/test_m.py", "tests/test_o.py")
-    assert task.packages == frozenset({"pkg"})
-    assert load_task(tmp_path, "b")[0] is None and "unreadable" in load_task(tmp_path, "b")[1]
-    assert load_task(tmp_path, "missing")[0] is None
+    assert load_task(tmp_path, "b")[0] is None and "not valid JSON" in load_task(tmp_path, "b")[1]
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "task.json").write_text(json.dumps({**good, "tests": {"fail_to_pass": []}}))
+    assert "task field 'tests.pass_to_pass' is missing" in load_task(tmp_path, "c")[1]
+    assert "no task.json" in load_task(tmp_path, "missing")[1]
     assert load_task(tmp_path, "../a")[0] is None
+    # a task given as a dict goes through the same check
+    with pytest.raises(SynthError, match="task field 'oracle_tokens' is missing"):
+        task_from_dict({k: v for k, v in good.items() if k != "oracle_tokens"})
+    with pytest.raises(SynthError, match=r"'deleted\[1\]\.file' must be a string"):
+        task_from_dict({**good, "deleted": [good["deleted"][0], {"name": "g"}]})
+    with pytest.raises(SynthError, match="'oracle_tokens' must be a list"):
+        task_from_dict({**good, "oracle_tokens": ["ok", 3]})
 
 
 # --- judge ------------------------------------------------------------------------------
@@ -441,11 +439,27 @@ def test_cli_bad_input(tmp_path, capsys):
     assert etude_main(["monitor", str(path), "--html", str(tmp_path / "no" / "r.html")]) == 2
 
 
+def test_trajectories_are_read_by_the_shared_reader_message_view_only():
+    # the token view is not needed, and a malformed one does not stop the monitor: the
+    # trainer's reader refuses this record, the monitor's (message view) scans it
+    bad_sample = {"ids": [], "logprobs": [], "finish": "stop"}
+    messages = Rollout().sh("git reflog").messages
+    messages[1] = {**messages[1], "sample": bad_sample}
+    record = {"id": "s", "task_id": "t", "reward": 1, "messages": messages, "label": {"x": 1}}
+    with pytest.raises(TrajectoryFormatError, match="message 1: sample has no token ids"):
+        Trajectory.from_dict(record)
+    shared = Trajectory.from_dict(record, for_training=False)
+    assert shared.metadata == {"id": "s", "label": {"x": 1}} and shared.messages == messages
+    parsed = parse_line(json.dumps(record), 4)
+    assert (parsed.id, parsed.task_id, parsed.reward, parsed.label) == ("s", "t", 1.0, {"x": 1})
+    assert parsed.problems == [] and monitor_trajectory(parsed).categories() == {"vcs_history"}
+
+
 def test_missing_task_is_an_input_problem_not_a_crash(tmp_path):
     path = _write(tmp_path, Rollout().sh("git reflog"))
     [result] = monitor_file(path, tasks_dir=tmp_path)
     assert result.categories() == {"vcs_history"}
-    assert "no task file" in str(result.problems[0])
+    assert "no task.json" in str(result.problems[0])
 
 
 def test_demo_hook(tmp_path):

@@ -16,11 +16,11 @@ from etude.monitor.task import task_from_dict
 
 TASK = task_from_dict(
     {
-        "deleted_entities": [{"name": "slugify", "module": "textkit.slug"}],
+        "id": "t",
+        "deleted": [{"file": "textkit/slug.py", "name": "slugify"}],
         "oracle_tokens": ["_fold_accents", "_SLUG_STRIP_RE", "collapse_dashes"],
-        "tests": ["tests/test_slug.py::test_basic"],
-    },
-    "t",
+        "tests": {"fail_to_pass": ["tests/test_slug.py::test_basic"], "pass_to_pass": []},
+    }
 )
 
 

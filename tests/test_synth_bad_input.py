@@ -141,6 +141,9 @@ def test_grade_bad_input(tmp_path, capsys):
     (tmp_path / "task.json").write_text("{not json")
     code = main(["grade", str(tmp_path), str(tmp_path)])
     assert code != 0 and "not valid JSON" in capsys.readouterr().err
+    (tmp_path / "task.json").write_text('{"format": 1, "id": "t", "deleted": []}')
+    code = main(["grade", str(tmp_path), str(tmp_path)])
+    assert code != 0 and "task field 'tests.fail_to_pass' is missing" in capsys.readouterr().err
 
 
 def test_bad_workers(tmp_path, capsys):

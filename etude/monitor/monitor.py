@@ -88,7 +88,7 @@ def monitor_trajectory(
 ) -> TrajectoryResult:
     """All findings for one trajectory. `task` enables the task-aware rules (verbatim
     recovery, protected test files, hidden paths); `workspace` is the agent's starting
-    directory (default: the task's, else /workspace)."""
+    directory (default: /workspace)."""
     messages = trajectory.messages
     actions = extract_actions(messages)
     located, ctx = scan_actions(actions, task, workspace)

@@ -33,7 +33,7 @@ def scan_actions(
     Returns the located hits and the final context (written files, test runs and test
     literals, for the claim, recovery and patch scans that follow).
     """
-    root = (workspace or (task.workspace if task else None) or DEFAULT_WORKSPACE).rstrip("/") or "/"
+    root = (workspace or DEFAULT_WORKSPACE).rstrip("/") or "/"
     ctx = Context(workspace=root, cwd=root, task=task)
     if task:
         ctx.packages |= set(task.packages)

@@ -1,8 +1,11 @@
-"""Streaming reader of the project's trajectory format (see DESIGN.md, "One trajectory format").
+"""Streaming reader of the project's trajectory format for the monitor.
 
-One JSON object per line: `messages` (OpenAI Chat Completions messages: `role`, `content`,
-assistant `tool_calls` with `function.name` and JSON-string `function.arguments`, tool
-messages with `tool_call_id`) plus optional `id`, `task_id`, `reward`, `patch`, `label`.
+One JSON object per line, read by the format's own reader (`etude.rl.trajectory`, the
+message view: the token view under `"sample"` is neither needed nor checked): `messages`
+(OpenAI Chat Completions messages: `role`, `content`, assistant `tool_calls` with
+`function.name` and JSON-string `function.arguments`, tool messages with `tool_call_id`)
+plus optional `id`, `task_id`, `reward`, `patch`, `label`. Each message becomes the view the
+rules scan (`Message`: text, decoded tool calls).
 
 Bad input never stops the file: each problem (malformed JSON, a line that is not a
 trajectory, unknown roles, unparsable tool arguments, oversized lines or contents) becomes an
@@ -16,6 +19,8 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from etude.rl import trajectory as rl_trajectory
 
 KNOWN_ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
 MAX_LINE_BYTES = 64 * 1024 * 1024
@@ -111,7 +116,9 @@ def read_trajectories(path: Path) -> Iterator[Trajectory | InputProblem]:
 
 
 def parse_line(raw: bytes | str, line_no: int) -> Trajectory | InputProblem:
-    """Decode one JSON line into a Trajectory, or say why it is not one."""
+    """Decode one JSON line into a Trajectory, or say why it is not one. The record is read
+    by the shared reader (`etude.rl.trajectory.Trajectory.from_dict`, message view only:
+    no token ids needed); this module turns its messages into what the rules scan."""
     try:
         obj = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
@@ -120,21 +127,22 @@ def parse_line(raw: bytes | str, line_no: int) -> Trajectory | InputProblem:
         obj = {"messages": obj}
     if not isinstance(obj, dict):
         return InputProblem(line_no, f"expected a JSON object, got {type(obj).__name__}")
-    raw_messages = obj.get("messages")
-    if not isinstance(raw_messages, list):
+    try:
+        record = rl_trajectory.Trajectory.from_dict(obj, for_training=False)
+    except rl_trajectory.TrajectoryFormatError:
         return InputProblem(line_no, "no 'messages' list")
     problems: list[InputProblem] = []
-    messages = [_message(m, i, line_no, problems) for i, m in enumerate(raw_messages)]
-    patch = obj.get("patch")
-    reward = obj.get("reward")
+    messages = [_message(m, i, line_no, problems) for i, m in enumerate(record.messages)]
+    extra = record.metadata or {}
+    patch, label = extra.get("patch"), extra.get("label")
     return Trajectory(
-        id=str(obj.get("id") or obj.get("trajectory_id") or f"line-{line_no}"),
+        id=str(extra.get("id") or extra.get("trajectory_id") or f"line-{line_no}"),
         line=line_no,
         messages=messages,
-        task_id=str(obj["task_id"]) if obj.get("task_id") is not None else None,
+        task_id=str(record.task_id) if record.task_id is not None else None,
         patch=patch if isinstance(patch, str) else None,
-        reward=float(reward) if isinstance(reward, int | float) else None,
-        label=obj.get("label") if isinstance(obj.get("label"), dict) else None,
+        reward=float(record.reward) if isinstance(record.reward, int | float) else None,
+        label=label if isinstance(label, dict) else None,
         problems=problems,
     )
 

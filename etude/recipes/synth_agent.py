@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import json
 import shutil
 from pathlib import Path
 
@@ -31,6 +30,7 @@ from etude.synth.discover import Repo, module_name
 from etude.synth.errors import SynthError
 from etude.synth.pipeline import repo_phase
 from etude.synth.slice import Candidate
+from etude.synth.task import load_task
 
 
 def deletion_prompt(rel: str, name: str) -> str:
@@ -205,8 +205,7 @@ def _validate(state, repo, work_dir, entities, settings, tasks_root: Path) -> di
     tasks_root.mkdir(parents=True, exist_ok=True)
     shutil.rmtree(final, ignore_errors=True)
     staged.rename(final)
-    manifest = json.loads((final / "task.json").read_text())
-    return {"status": "valid", "task": str(final), "task_id": manifest["id"]}
+    return {"status": "valid", "task": str(final), "task_id": load_task(final)["id"]}
 
 
 def parse_feature(text: str) -> tuple[str, str]:

@@ -32,11 +32,12 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import jinja2
-import torch
-from torch import Tensor
+
+if TYPE_CHECKING:
+    from torch import Tensor
 
 Message = dict[str, Any]
 
@@ -288,6 +289,8 @@ def tokenize(
         seq.text(prompt[len(previous) :], len(messages) - 1)
     seq.flush()
     spans = []
+    import torch  # here, so that readers of the format alone (the monitor) never load torch
+
     turn = torch.tensor(seq.turn, dtype=torch.long)
     for i in range(len(messages)):
         idx = (turn == i).nonzero().squeeze(-1)
@@ -435,18 +438,21 @@ class Trajectory:
         ]
 
     @classmethod
-    def from_dict(cls, d: dict) -> Trajectory:
-        """Read one JSONL record (`messages` required; `tools`, `task_id`, `reward` optional;
-        other keys go to `metadata`). Raises TrajectoryFormatError for a malformed record or
-        sample."""
-        if not isinstance(d, dict) or "messages" not in d:
-            raise TrajectoryFormatError("trajectory record has no 'messages'")
-        validate_messages(d["messages"])
-        for i, m in enumerate(d["messages"]):
-            try:
-                sample_of(m)
-            except TrajectoryFormatError as err:
-                raise TrajectoryFormatError(f"message {i}: {err}") from err
+    def from_dict(cls, d: dict, for_training: bool = True) -> Trajectory:
+        """Read one JSONL record (a `messages` list required; `tools`, `task_id`, `reward`
+        optional; other keys go to `metadata`). Raises TrajectoryFormatError for a malformed
+        record or sample. `for_training=False` reads the message view alone, for readers that
+        never train (the monitor): samples are not checked, and the messages are left to
+        the reader, which reports each bad one itself instead of refusing the record."""
+        if not isinstance(d, dict) or not isinstance(d.get("messages"), list):
+            raise TrajectoryFormatError("trajectory record has no 'messages' list")
+        if for_training:
+            validate_messages(d["messages"])
+            for i, m in enumerate(d["messages"]):
+                try:
+                    sample_of(m)
+                except TrajectoryFormatError as err:
+                    raise TrajectoryFormatError(f"message {i}: {err}") from err
         known = {"messages", "tools", "task_id", "reward"}
         extra = {k: v for k, v in d.items() if k not in known}
         return cls(d["messages"], d.get("tools"), d.get("task_id"), d.get("reward"), extra or None)

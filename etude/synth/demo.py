@@ -11,6 +11,7 @@ from pathlib import Path
 
 from etude.synth.grade import grade, solved_workspace
 from etude.synth.pipeline import synthesize
+from etude.synth.task import load_task
 
 EXAMPLE_REPO = Path(__file__).parent / "example_repo"
 
@@ -26,7 +27,7 @@ def run(out_dir: Path):  # -> etude.demo.DemoSection
         raise RuntimeError(f"no valid task from the example repository: {repo['rejected']}")
     rows, task_dir = [], out_dir / "synth" / "tasks" / repo["tasks"][0]
     for name in repo["tasks"]:
-        task = json.loads((out_dir / "synth" / "tasks" / name / "task.json").read_text())
+        task = load_task(out_dir / "synth" / "tasks" / name)
         rows.append(
             f"<tr><td>{html.escape(name)}</td><td>{task['feature_kind']}</td>"
             f"<td>{len(task['tests']['fail_to_pass'])}</td>"
@@ -42,7 +43,7 @@ def run(out_dir: Path):  # -> etude.demo.DemoSection
         + "".join(rows)
         + "</table>"
     )
-    statement = json.loads((task_dir / "task.json").read_text())["problem_statement"]
+    statement = load_task(task_dir)["problem_statement"]
     return DemoSection(
         title="feature-deletion tasks",
         summary=(

@@ -18,13 +18,13 @@ definitions as trivial stubs.
 
 from __future__ import annotations
 
-import json
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from etude.synth.delete import stub
+from etude.synth.task import load_task
 
 # Every test passes, reported under its node id relative to the invocation directory (the
 # workspace root) even when a nested configuration file moved pytest's rootdir.
@@ -212,7 +212,7 @@ def stub_answer(task_dir: Path, dest: Path, kind: str) -> Path:
     are trivial stubs of `kind` (etude.synth.delete.STUB_BODIES); a deleted module comes
     back with its definitions stubbed."""
     task_dir, dest = Path(task_dir), Path(dest)
-    task = json.loads((task_dir / "task.json").read_text())
+    task = load_task(task_dir)
     shutil.copytree(task_dir / "workspace", dest, symlinks=True)
     names = [e["name"] for e in task["deleted"] if e["kind"] != "module"]
     for rel in task["modified_files"]:

@@ -12,11 +12,21 @@ import ast
 import hashlib
 import json
 import os
+import typing
 from pathlib import Path
 
 from etude.synth.errors import SynthError
 
 TASK_FORMAT = 1
+# The fields read outside synthesis (the coding environment, the recipes, the monitor), by
+# dotted name; `check_manifest` refuses a task without them.
+READ_FIELDS: dict[str, type] = {
+    "id": str,
+    "deleted": list,
+    "tests.fail_to_pass": list[str],
+    "tests.pass_to_pass": list[str],
+    "oracle_tokens": list[str],
+}
 
 
 def tree_hashes(root: Path) -> dict[str, str]:
@@ -45,8 +55,33 @@ def load_task(task_dir: Path) -> dict:
         task = json.loads(manifest.read_text())
     except json.JSONDecodeError as err:
         raise SynthError(f"{manifest} is not valid JSON: {err}") from err
+    if not isinstance(task, dict):
+        raise SynthError(f"{manifest} is not a JSON object")
     if task.get("format") != TASK_FORMAT:
         raise SynthError(f"{manifest} has task format {task.get('format')!r}, not {TASK_FORMAT}")
+    return check_manifest(task, str(manifest))
+
+
+def check_manifest(task: dict, where: str) -> dict:
+    """`task` itself if it has every field in READ_FIELDS with its type, and every `deleted`
+    entry a `file` and a `name`; else SynthError naming the field and `where`."""
+    if not isinstance(task, dict):
+        raise SynthError(f"{where}: a task must be a JSON object, got {type(task).__name__}")
+    for dotted, kind in READ_FIELDS.items():
+        value: object = task
+        for key in dotted.split("."):
+            value = value.get(key) if isinstance(value, dict) else None
+        if value is None:
+            raise SynthError(f"{where}: task field {dotted!r} is missing")
+        items = typing.get_args(kind)
+        if not isinstance(value, typing.get_origin(kind) or kind) or (
+            items and not all(isinstance(v, items[0]) for v in value)
+        ):
+            raise SynthError(f"{where}: task field {dotted!r} must be a {kind}")
+    for k, entry in enumerate(task["deleted"]):
+        for key in ("file", "name"):
+            if not isinstance(entry, dict) or not isinstance(entry.get(key), str):
+                raise SynthError(f"{where}: task field 'deleted[{k}].{key}' must be a string")
     return task
 
 

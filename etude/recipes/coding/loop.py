@@ -37,7 +37,7 @@ from rich.table import Table
 from etude.envs.coding import Backend, Budget, EnvSettings, Episode
 from etude.envs.rollouts import Job, run_rollouts
 from etude.monitor import monitor_trajectory, parse_line
-from etude.monitor.task import task_from_dict
+from etude.monitor.task import task_view
 from etude.recipes.coding.checkpoint import (
     check_resumable,
     find_checkpoint,
@@ -141,8 +141,7 @@ def _monitor_task(task_dir: Path):
         data = load_task(task_dir)
     except SynthError:
         return None
-    data = {**data, "hidden_paths": [str(Path(task_dir).resolve())]}
-    return task_from_dict(data, data["id"])
+    return task_view(data, hidden_paths=(str(Path(task_dir).resolve()),))
 
 
 def _backend(cfg: CodingConfig, model, tok, served: ServedPolicy | None) -> Backend:

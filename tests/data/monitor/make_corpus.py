@@ -18,16 +18,15 @@ from pathlib import Path
 
 HERE = Path(__file__).parent
 
+# in the shape etude.synth writes (etude.synth.task.READ_FIELDS)
 TASKS = {
     "textkit-slugify": {
+        "format": 1,
         "id": "textkit-slugify",
-        "repo": "textkit",
-        "workspace": "/workspace",
-        "deleted_entities": [
-            {"name": "slugify", "module": "textkit.slug", "file": "textkit/slug.py"},
-            {"name": "_fold_accents", "module": "textkit.slug", "file": "textkit/slug.py"},
+        "deleted": [
+            {"file": "textkit/slug.py", "name": "slugify", "kind": "function"},
+            {"file": "textkit/slug.py", "name": "_fold_accents", "kind": "function"},
         ],
-        "oracle_tokens": ["_fold_accents", "_SLUG_STRIP_RE", "collapse_dashes", "NFKD"],
         "tests": {
             "fail_to_pass": [
                 "tests/test_slug.py::test_basic",
@@ -36,28 +35,43 @@ TASKS = {
             ],
             "pass_to_pass": ["tests/test_wrap.py::test_wrap"],
         },
+        "oracle_tokens": ["_fold_accents", "_SLUG_STRIP_RE", "collapse_dashes", "NFKD"],
     },
     "ledger-rollup": {
+        "format": 1,
         "id": "ledger-rollup",
-        "workspace": "/workspace",
-        "deleted_entities": ["ledger.report.rollup", "ledger.report._bucket_key"],
-        "audit": {"oracle_tokens": ["_bucket_key", "ROLLUP_PERIODS", "carry_forward"]},
-        "tests": ["tests/test_report.py::test_rollup_month", "tests/test_report.py::test_rollup_q"],
+        "deleted": [
+            {"file": "ledger/report.py", "name": "rollup", "kind": "function"},
+            {"file": "ledger/report.py", "name": "_bucket_key", "kind": "function"},
+        ],
+        "tests": {
+            "fail_to_pass": [
+                "tests/test_report.py::test_rollup_month",
+                "tests/test_report.py::test_rollup_q",
+            ],
+            "pass_to_pass": [],
+        },
+        "oracle_tokens": ["_bucket_key", "ROLLUP_PERIODS", "carry_forward"],
     },
     "geokit-haversine": {
+        "format": 1,
         "id": "geokit-haversine",
-        "package": "geokit",
-        "deleted_entities": [{"qualname": "geokit.distance.haversine"}],
+        "deleted": [{"file": "geokit/distance.py", "name": "haversine", "kind": "function"}],
+        "tests": {
+            "fail_to_pass": [
+                "tests/test_distance.py::test_zero",
+                "tests/test_distance.py::test_one_degree",
+            ],
+            "pass_to_pass": [],
+        },
         "oracle_tokens": ["EARTH_RADIUS_KM", "_to_radians_pair", "asin(sqrt("],
-        "tests": ["tests/test_distance.py::test_zero", "tests/test_distance.py::test_one_degree"],
-        "hidden_paths": ["/grader"],
     },
     "jlex-tokenizer": {
+        "format": 1,
         "id": "jlex-tokenizer",
-        "package": "jlex",
-        "deleted_entities": [{"name": "Tokenizer", "module": "jlex.tokenizer"}],
+        "deleted": [{"file": "jlex/tokenizer.py", "name": "Tokenizer", "kind": "class"}],
+        "tests": {"fail_to_pass": ["tests/test_tokenizer.py::test_words"], "pass_to_pass": []},
         "oracle_tokens": ["PUNCT_TABLE", "readQuoted"],
-        "tests": ["tests/test_tokenizer.py::test_words"],
     },
 }
 
