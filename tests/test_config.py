@@ -65,3 +65,11 @@ def test_the_repository_configs_load(tmp_path):
         load_toml(RunConfig, bad)
     with pytest.raises(ConfigError, match=r"\[loss\] is_mode must be one of"):
         from_dict(RunConfig, {"loss": {"is_mode": "clip"}})
+
+
+def test_the_demo_sections_read_the_repository_configs():
+    """The demo modules locate configs/ from their own path (broken once by a move)."""
+    from etude.recipes.toolgrid.demo import CONFIG
+
+    assert (CONFIGS / "toolgrid.toml").resolve() == CONFIG
+    assert load_toml(RunConfig, CONFIG, skip=("env",)).rl.steps > 0

@@ -27,7 +27,7 @@ from etude.rl.teacher import build_query, cached_teacher_logits_moe, full_teache
 from etude.rl.trajectory import ByteChat, tokenize
 from etude.serving.native import rollout
 
-CONFIG = Path(__file__).resolve().parents[2] / "configs" / "toolgrid.toml"
+CONFIG = Path(__file__).resolve().parents[3] / "configs" / "toolgrid.toml"
 
 
 def _cached_vs_full(policy, cfg: RunConfig) -> float:
