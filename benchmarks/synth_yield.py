@@ -47,7 +47,7 @@ from pathlib import Path
 from etude.synth.candidate import Settings, process
 from etude.synth.executor import map_unordered
 from etude.synth.grade import grade, solved_workspace
-from etude.synth.pipeline import _job, synthesize
+from etude.synth.pipeline import candidate_job, synthesize
 from etude.synth.tamper import TAMPERS, stub_answer
 
 PACKAGES = (
@@ -184,7 +184,7 @@ def _cost_pairs(out: Path, summary: dict, count: int) -> None:
                 target = out / "cost" / repo["repository"] / f"{cand['id']}.{way}.json"
                 if target.exists():
                     continue
-                record = process(_job(state, cand, work, settings))
+                record = process(candidate_job(state, cand, work, settings))
                 if record.get("task_dir"):
                     shutil.rmtree(record["task_dir"], ignore_errors=True)
                 target.parent.mkdir(parents=True, exist_ok=True)

@@ -17,7 +17,7 @@ from etude.synth.demo import EXAMPLE_REPO
 from etude.synth.errors import SynthError
 from etude.synth.executor import map_unordered
 from etude.synth.grade import grade, solved_workspace
-from etude.synth.pipeline import _job, synthesize
+from etude.synth.pipeline import candidate_job, synthesize
 from etude.synth.scrub import ARTIFACT_DIRS
 from etude.synth.tamper import TAMPERS, stub_answer
 
@@ -215,7 +215,7 @@ def kinds(synth):
     state = json.loads((work_dir / "repo_state.json").read_text())
     wanted = ("textkit.stats.Concordance.frequency+positions", "textkit.numbers.ordinal")
     jobs = [
-        _job(state, cand, work_dir, OWN_VENV_FULL_RUNS)
+        candidate_job(state, cand, work_dir, OWN_VENV_FULL_RUNS)
         for cand in state["candidates"]
         if cand["id"] in wanted
     ]

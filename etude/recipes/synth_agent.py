@@ -24,11 +24,11 @@ from pathlib import Path
 
 from etude.envs.coding import Backend, Budget, CodingEnv, EnvSettings, run_episode
 from etude.rl.trajectory import JsonlWriter
-from etude.synth.candidate import Job, Settings, process
+from etude.synth.candidate import Settings, process
 from etude.synth.delete import delete_definitions
 from etude.synth.discover import Repo, module_name
 from etude.synth.errors import SynthError
-from etude.synth.pipeline import repo_phase
+from etude.synth.pipeline import candidate_job, repo_phase
 from etude.synth.slice import Candidate
 from etude.synth.task import load_task
 
@@ -185,19 +185,7 @@ def _validate(state, repo, work_dir, entities, settings, tasks_root: Path) -> di
         depth=sliced["depth"] if sliced else 0,
         difficulty=sliced["difficulty"] if sliced else 0.0,
     )
-    job = Job(
-        repo=state["repo"],
-        candidate=candidate.to_json(),
-        kept=state["kept"],
-        extras=tuple(state["extras"]),
-        requirements=state["requirements"],
-        environment_text=str(work_dir / "environment.txt"),
-        work_dir=str(work_dir),
-        settings=settings,
-        plugins=tuple(state["pytest_plugins"]),
-        importable=tuple(state["importable"]),
-    )
-    result = process(job)
+    result = process(candidate_job(state, candidate.to_json(), work_dir, settings))
     if result["status"] != "valid":
         return {"status": "rejected", "reason": result["reason"]}
     staged = Path(result["task_dir"])

@@ -193,7 +193,7 @@ def synthesize(
                         json.loads(stored.read_text())
                     )
                     continue
-                jobs.append(_job(state, cand, work_dir, settings))
+                jobs.append(candidate_job(state, cand, work_dir, settings))
         bar = progress.add_task("candidates", total=len(jobs) + sum(map(len, done.values())))
         progress.advance(bar, sum(map(len, done.values())))
         for job, record in map_unordered(candidate_phase, jobs, executor=executor, workers=workers):
@@ -215,7 +215,9 @@ def synthesize(
     return summary
 
 
-def _job(state: dict, cand: dict, work_dir: Path, settings: Settings) -> Job:
+def candidate_job(state: dict, cand: dict, work_dir: Path, settings: Settings) -> Job:
+    """The Job that processes candidate `cand` (a `Candidate.to_json()`) of the repository
+    whose `repo_phase` state is `state`."""
     return Job(
         repo=state["repo"],
         candidate=cand,
