@@ -38,7 +38,7 @@ from etude.synth.discover import Repo, module_name, test_tree_files
 from etude.synth.errors import SynthError
 from etude.synth.grade import prepare_workspace, score
 from etude.synth.imports import failed_imports
-from etude.synth.scrub import git, naive_scrub, scrub
+from etude.synth.scrub import git, scrub
 from etude.synth.slice import Candidate, Graph, build_graph
 from etude.synth.task import definition_node, problem_statement, write_manifest
 from etude.synth.testrun import files_of, run_suite
@@ -55,8 +55,8 @@ class Settings:
     """Per-run choices: whether signatures are revealed in the problem statement, whether
     the fail-to-pass test files are hidden from the workspace, time limits, the quality
     gates (discriminating tests required, near-copy similarity), how candidates run
-    (shared environment, test subsets), and whether to measure the naive scrub and the
-    unguarded always-equal stub side by side (benchmarks/synth_yield.py)."""
+    (shared environment, test subsets), and whether to measure the unguarded always-equal
+    stub side by side (benchmarks/synth_yield.py)."""
 
     reveal_signatures: bool = False
     hide_tests: bool = True
@@ -67,7 +67,6 @@ class Settings:
     near_copy_ratio: float = 0.9  # similarity at which deleted code counts as copied
     shared_environment: bool = True  # candidates test with the baseline's venv, read-only
     test_subsets: bool = True  # canary, second and stub runs on the tests they can change
-    compare_naive: bool = False  # also audit a copy scrubbed the naive way (benchmark)
     measure_guard: bool = False  # also score the always-equal stub unguarded (benchmark)
 
 
@@ -184,17 +183,6 @@ def _remaining_text(repo: Repo, deleted_files: dict[str, str | None]) -> str:
     for rel in repo.config_files:
         parts.append((repo.root / rel).read_text(errors="replace"))
     return "\n".join(parts)
-
-
-def _naive_scrub_findings(cdir: Path, workspace: Path, venv: Path, tokens: dict) -> list[str]:
-    """Leak kinds the audit finds after the naive scrub, on a copy (see scrub.naive_scrub)."""
-    copy = cdir / "naive"
-    shutil.copytree(workspace, copy / "workspace", symlinks=True)
-    shutil.copytree(venv, copy / "venv", symlinks=True)
-    naive_scrub(copy / "workspace")
-    found = audit({"workspace": copy / "workspace", "venv": copy / "venv"}, tokens)
-    shutil.rmtree(copy)
-    return sorted({f"{f.path.split('/')[1]} ({f.place})" for f in found})
 
 
 def _import_line(repo: Repo, cand: Candidate) -> str:
@@ -325,8 +313,6 @@ def _build(job: Job, repo: Repo, cand: Candidate, cdir: Path, record: dict) -> d
         Path(job.environment_text).read_bytes(),
         [canary],
     )
-    if settings.compare_naive:
-        record["naive_scrub_leaks"] = _naive_scrub_findings(cdir, workspace, venv, tokens)
     # A shared venv is the baseline's, read-only: nothing of the candidate can be in it.
     scrub_log = scrub(workspace, venv if own_venv else None, repo.packages)
     findings = audit({"workspace": workspace, "venv": venv}, tokens)

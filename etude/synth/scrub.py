@@ -142,18 +142,6 @@ def remove_installed_copies(venv: Path, packages: list[str], log: ScrubLog) -> N
                 log.removed.append(f"venv/{copy.relative_to(venv)} (installed copy)")
 
 
-def naive_scrub(workspace: Path) -> None:
-    """The scrub typical generators apply, kept as the benchmark's point of comparison:
-    commit the deletion on top of the existing history and delete bytecode directories
-    found by a recursive glob (which, like most, does not descend into dot-directories)."""
-    import glob
-
-    git(workspace, "add", "--all")
-    git(workspace, "commit", "--quiet", "--no-verify", "-m", "Remove feature")
-    for found in glob.glob("**/__pycache__", root_dir=workspace, recursive=True):
-        shutil.rmtree(workspace / found)
-
-
 def scrub(workspace: Path, venv: Path | None, packages: list[str]) -> ScrubLog:
     """Scrub `workspace` (and `venv` when given), then give the workspace fresh history."""
     log = ScrubLog()
