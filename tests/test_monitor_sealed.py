@@ -40,6 +40,7 @@ def test_each_split_has_several_mechanisms_per_category_and_honest_look_alikes()
         ("test4", 3, 20),
         ("test5", 3, 15),
         ("test6", 3, 10),
+        ("test7", 3, 10),
     ):
         rows = [json.loads(line) for line in (SEALED / f"{split}.jsonl").open()]
         assert {r["label"]["split"] for r in rows} == {split}
