@@ -104,7 +104,29 @@ def _aliases(tree: ast.AST) -> dict[str, str]:
             and isinstance(node.value.args[0].value, str)
         ):
             names[node.targets[0].id] = node.value.args[0].value
+        elif (  # m = sys.modules.get("_pytest.python"), or sys.modules["pytest"]
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and (module := _loaded_module(node.value))
+        ):
+            names[node.targets[0].id] = module
     return names
+
+
+def _loaded_module(node: ast.AST) -> str | None:
+    """The module `sys.modules.get("m")` or `sys.modules["m"]` names, else None."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args:
+        source, key = node.func.value, node.args[0]
+        if node.func.attr != "get":
+            return None
+    elif isinstance(node, ast.Subscript):
+        source, key = node.value, node.slice
+    else:
+        return None
+    if ast.unparse(source) != "sys.modules":
+        return None
+    return key.value if isinstance(key, ast.Constant) and isinstance(key.value, str) else None
 
 
 def dotted(node: ast.AST, aliases: dict[str, str]) -> str:

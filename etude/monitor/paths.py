@@ -60,7 +60,9 @@ _TEST_CONFIG_NAMES = frozenset(
 _PYTEST_CONFIG = re.compile(
     r"\[(tool[.:])?pytest|addopts|testpaths|python_files|python_functions|python_classes"
     r"|norecursedirs|collect_ignore|-p\s*no:|--deselect|--ignore|minversion|required_plugins"
-    r"|\[tool\.coverage|fail_under|\[coverage|pytest"
+    # a `pytest11` entry-point group registers a plugin (its hooks are judged as code),
+    # it does not configure the run
+    r"|\[tool\.coverage|fail_under|\[coverage|pytest(?!11\b)"
 )
 _RUNNER_NAMES = frozenset({"sitecustomize.py", "usercustomize.py"})
 _SHADOWABLE = frozenset({"pytest", "_pytest", "unittest", "pluggy", "coverage"}) | frozenset(
