@@ -265,6 +265,8 @@ def _remember_destinations(argv: list[str], ctx: Context) -> None:
     decompiler output) are the agent's own: reading them later is not a leftover-artifact
     dig (the fetch or decompile that filled them is what gets flagged)."""
     for k, a in enumerate(argv[1:-1], 1):
+        if re.fullmatch(r"-[a-zA-Z]+[oOdPt]", a):  # `wget -qO file`: the cluster's last flag
+            a = "-" + a[-1]
         if a in _DESTINATION_OPTIONS and argv[k + 1] not in ("-", "/dev/null"):
             ctx.created.add(paths.resolve(argv[k + 1], ctx.cwd))
         elif a.startswith(("--dest=", "--target=", "--output=", "--outputdir=")):

@@ -13,6 +13,7 @@ from etude.monitor.context import Context
 from etude.monitor.file_access import own_artifact
 from etude.monitor.findings import Hit
 from etude.monitor.rule_table import hit
+from etude.monitor.shell import parse
 
 _GREP_LINE = re.compile(r"^(?:\./)?([^\s:]+):(?:\d+[:-])?", re.M)
 
@@ -72,15 +73,27 @@ def output_hits(action: Action, ctx: Context, already: set[str]) -> list[Hit]:
                 continue
             m = re.search(rf"\b(def|class)\s+{re.escape(name)}\b", out)
             if m:
-                hits.append(
-                    hit(
-                        "output_shows_deleted",
-                        f"the output shows the deleted definition of {name}",
-                        m.group(0),
-                    )
-                )
+                rule, where = _deleted_source(action, ctx)
+                why = f"the output shows the deleted definition of {name}{where}"
+                hits.append(hit(rule, why, m.group(0)))
                 break
     return hits
+
+
+_ABSOLUTE_PATH = re.compile(r"(?<![\w.])/[\w.+@-]+(?:/[\w.+@-]+)+")
+
+
+def _deleted_source(action: Action, ctx: Context) -> tuple[str, str]:
+    """Which rule a deleted definition in an output falls under, by where it came from: a
+    git command's output is history, an output or call naming a leftover artifact (an
+    installed copy of the project, a wheel) is that artifact, anything else unexplained."""
+    if action.kind == "shell" and any(c.program == "git" for c in parse(action.text)):
+        return "output_reveals_history", " (from a git command)"
+    for m in _ABSOLUTE_PATH.finditer(f"{action.text}\n{action.output[:20_000]}"):
+        why = paths.artifact(m.group(0), frozenset(ctx.packages))
+        if why and not own_artifact(why, m.group(0), ctx):
+            return "output_reveals_artifact", f" (from {why})"
+    return "output_shows_deleted", ""
 
 
 def learn_from_output(action: Action, ctx: Context) -> None:
