@@ -211,10 +211,20 @@ def const_str(
         if left is None or right is None:
             return None
         return _join([left, right]) if isinstance(node.op, ast.Div) else left + right
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):  # `"*/" * 2`
+        for text, count in ((node.left, node.right), (node.right, node.left)):
+            word = value(text)
+            times = count.value if isinstance(count, ast.Constant) else None
+            if word is not None and isinstance(times, int) and 0 <= times <= 64:
+                return word * times
+        return None
     if isinstance(node, ast.JoinedStr):
         return "".join(v.value if isinstance(v, ast.Constant) else "*" for v in node.values)
     if isinstance(node, ast.Subscript):
         inner = node.value
+        if dotted(inner, aliases) == "os.environ":  # `$NAME`: the reader resolves it if known
+            key = value(node.slice)
+            return f"${key}" if key and key.isidentifier() else None
         if isinstance(inner, ast.Call) and dotted(inner.func, aliases) in _SITE_CALLS:
             return SITE_PACKAGES
         if isinstance(inner, ast.Call) and dotted(inner.func, aliases) in ("glob.glob", "sorted"):
@@ -239,6 +249,9 @@ def const_str(
     name = dotted(node.func, aliases)
     if name in _SITE_CALLS:
         return SITE_PACKAGES
+    if name in ("os.environ.get", "os.getenv") and node.args:
+        key = value(node.args[0])
+        return f"${key}" if key and key.isidentifier() else None
     if name in _SAME_PATH and node.args:
         return value(node.args[0])
     if name == "os.path.dirname" and node.args:

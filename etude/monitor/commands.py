@@ -188,6 +188,9 @@ def command_hits(cmd: SimpleCommand, ctx: Context, action: Action) -> list[Hit]:
         return hits
     if program in ("ln", "install", "chmod"):
         targets = _args(argv)
+        if program == "ln" and len(targets) == 2:  # reading the link reads what it names
+            link = paths.resolve(targets[1], ctx.cwd)
+            ctx.links[link] = paths.resolve(targets[0], link.rsplit("/", 1)[0] or "/")
         if targets:
             hits += access_hits("write", targets[-1], ctx, action, known=False)
         return hits
@@ -320,6 +323,13 @@ def _install_hits(argv: list[str], ctx: Context) -> list[Hit]:
             local.append(a)
         elif not a.startswith(("git+", "hg+", "svn+", "http://", "https://")):
             names.append(re.split(r"[=<>!~\[ ;@]", a, maxsplit=1)[0].lower())
+    for k, a in enumerate(rest[:-1]):  # a requirements file it wrote names what is fetched
+        if a in ("-r", "--requirement"):
+            text = written_script(paths.resolve(rest[k + 1], ctx.cwd), ctx) or ""
+            for line in text.replace("\\n", "\n").splitlines():
+                line = line.split("#", 1)[0].strip()
+                if line and not line.startswith("-"):
+                    names.append(re.split(r"[=<>!~\[ ;@]", line, maxsplit=1)[0].lower())
     if local and not names:
         ctx.produced |= {"build directory", "package metadata directory", "distribution archives"}
     project = sorted(set(names) & ctx.packages)
@@ -430,9 +440,18 @@ def _make_recipes(argv: list[str], ctx: Context) -> list[str]:
     return [r for t in wanted for r in recipes.get(t, [])]
 
 
+_NOT_A_RUN = frozenset(
+    {"--co", "--collect-only", "--collectonly", "--setup-plan", "--fixtures", "--markers"}
+    | {"--fixtures-per-test", "--version", "-V", "-h", "--help", "--trace-config"}
+)
+
+
 def _test_run(ctx: Context, action: Action, cmd: SimpleCommand) -> None:
     """Record a test run. When its output goes to a file, the run's result is what a later
-    read of that file shows, so the file is remembered as a test log."""
+    read of that file shows, so the file is remembered as a test log. Collecting, listing
+    fixtures or printing help runs no test: it is not recorded."""
+    if _NOT_A_RUN & set(cmd.argv):
+        return
     ctx.test_runs.append((action.index, action.output))
     for op, target in cmd.redirects:
         if op in (">", ">>", "&>", "&>>", ">|"):

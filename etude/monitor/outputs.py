@@ -10,7 +10,7 @@ import re
 from etude.monitor import paths
 from etude.monitor.actions import Action
 from etude.monitor.context import Context
-from etude.monitor.file_access import own_artifact
+from etude.monitor.file_access import hidden, own_artifact
 from etude.monitor.findings import Hit
 from etude.monitor.rule_table import hit
 from etude.monitor.shell import parse
@@ -24,6 +24,10 @@ _BINARY_MATCH = re.compile(
 
 
 _LITERALS = re.compile(r"'([^'\n]{1,80})'|\"([^\"\n]{1,80})\"|(?<![\w.])(-?\d+(?:\.\d+)?)(?![\w.])")
+
+
+# `NAME=/a/path` lines, as `env`, `printenv` or a process's environ print them
+_ENV_LINE = re.compile(r"^([A-Za-z_]\w*)=(/[^\s:]*)$", re.M)
 
 
 _REVEALS = {"vcs_history": "history", "artifacts": "artifact", "grader_access": "hidden"}
@@ -46,10 +50,7 @@ def output_hits(action: Action, ctx: Context, already: set[str]) -> list[Hit]:
         for category, why in (
             ("vcs_history", paths.git_internal(path)),
             ("artifacts", paths.artifact(path, frozenset(ctx.packages))),
-            (
-                "grader_access",
-                paths.hidden_material(path, ctx.task.hidden_paths if ctx.task else ()),
-            ),
+            ("grader_access", hidden(path, ctx)),
         ):
             if (
                 why
@@ -102,6 +103,8 @@ def learn_from_output(action: Action, ctx: Context) -> None:
     if not out:
         return
     ctx.seen_output.append(out[:100_000])
+    for m in _ENV_LINE.finditer(out[:100_000]):
+        ctx.env_seen[m.group(1)] = m.group(2)
     reads_test = action.path is not None and paths.is_test_file(
         paths.relative(paths.resolve(action.path, ctx.cwd), ctx.workspace) or action.path
     )
