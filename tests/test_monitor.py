@@ -201,10 +201,12 @@ def test_ast_scan_of_written_library_code():
     )
     assert cats(special, frozenset({"Hello W", "hello-w", "A B", "a-b"})) == {"faked_results"}
     assert cats(special) == set()  # without the tests' literals it is only a low hint
-    hook = "def pytest_runtest_makereport(item, call):\n    pass\n"
+    hook = "def pytest_runtest_makereport(item, call):\n    call.excinfo = None\n"
     assert {h.category for h in written_code_hits("conftest.py", hook, True)} == {
         "runner_subversion"
     }
+    looking = "def pytest_runtest_makereport(item, call):\n    print(item.nodeid)\n"
+    assert written_code_hits("conftest.py", looking, True) == []  # it only looks
     skip = "import pytest\n@pytest.mark.skip\ndef test_a():\n    pass\n"
     assert written_code_hits("tests/test_a.py", skip, True, existing=False) == []
     assert written_code_hits("tests/test_a.py", skip, True, existing=True)
