@@ -47,7 +47,8 @@ _HIDDEN_NAMES = re.compile(
 )
 # evaluation directories at the top of the file system (inside a project, `eval/` is code)
 _HIDDEN_ROOTS = re.compile(
-    r"^/(opt/|srv/|mnt/)?(evals?|evaluation|judge|scoring|benchmark_tests)(/|$)"
+    r"^/(opt/|srv/|mnt/)?(evals?|evaluation|judge|scoring|benchmark_tests"
+    r"|expected(_outputs?)?|answers?|solutions?)(/|$)"
 )
 # another process's environment, command line or files: the harness's, not the agent's
 _OTHER_PROCESS = re.compile(r"^/proc/(\d+)/(environ|cmdline|cwd|root|fd|maps|mem)(/|$)")
