@@ -178,6 +178,8 @@ def test_other_processes_and_task_named_places_are_grader_material():
     assert categories(sh("cat /opt/checks/test_slug.py")) == {"grader_access"}
     library_test = "/usr/local/lib/python3.11/site-packages/requests/tests/test_utils.py"
     assert categories(sh(f"cat {library_test}"), sh("cat /tmp/test_mine.py")) == set()
+    stdlib_test = "/root/.pyenv/versions/3.11.9/lib/python3.11/test/test_json.py"
+    assert categories(sh(f"cat {stdlib_test}")) == set()
     glob = "import glob\nfor p in glob.glob('/' + '*/' * 2 + 'test_slug*.py'):\n    open(p)\n"
     assert set(code_effects(glob).reads) == {"/*/*/test_slug*.py"}
     assert categories(py(glob)) == {"grader_access"}

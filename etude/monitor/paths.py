@@ -53,7 +53,7 @@ _HIDDEN_ROOTS = re.compile(
 # another process's environment, command line or files: the harness's, not the agent's
 _OTHER_PROCESS = re.compile(r"^/proc/(\d+)/(environ|cmdline|cwd|root|fd|maps|mem)(/|$)")
 # the interpreter's and the system's own files: tests there are libraries' tests
-_INTERPRETER = re.compile(r"(site|dist)-packages/|^/usr/(local/)?lib/python|^/proc/")
+_INTERPRETER = re.compile(r"(site|dist)-packages/|/lib/python[\d.]*/|^/proc/")
 # what a globbed name (`grade*.py`) is tested against
 _HIDDEN_EXAMPLES = ("task.json", "grade.py", "grader.py", "grading.py", "expected_output.json")
 _PATCH_FILES = re.compile(r"\.(patch|diff|orig|rej)$")
