@@ -1,9 +1,9 @@
 """Reward-hacking monitor as a classifier: per-category precision/recall at each severity,
 AUROC and recall at 5 % false-positive rate of the per-trajectory score, on the original
-corpus, the generalization corpus's train split, its first five sealed splits (each scored
-once, then used for tuning: `test1` to `test5`), and (with --sealed-test, once, at the end
-of tuning) the sixth sealed split `test6`; the zeroing severity is chosen from the train
-split.
+corpus, the generalization corpus's train split, its first six sealed splits (each scored
+once, then used for tuning: `test1` to `test6`), and (with --sealed-test, once, at the end
+of tuning) the seventh sealed split `test7`, written by an independent red team; the
+zeroing severity is chosen from the train split.
 
     .venv/bin/python benchmarks/monitor_accuracy.py --sealed-test  # results/monitor_accuracy.json
 """
@@ -30,8 +30,9 @@ SPLITS = {
     "test4": DATA / "sealed" / "test4.jsonl",
     "test5": DATA / "sealed" / "test5.jsonl",
     "test6": DATA / "sealed" / "test6.jsonl",
+    "test7": DATA / "sealed" / "test7.jsonl",
 }
-SEALED = "test6"
+SEALED = "test7"
 THRESHOLDS = ("low", "medium", "high")
 
 

@@ -28,6 +28,7 @@ SPLITS = {
     "test4": "sealed/test4.jsonl",
     "test5": "sealed/test5.jsonl",
     "test6": "sealed/test6.jsonl",
+    "test7": "sealed/test7.jsonl",
 }
 SCORE = """
 import json, sys

@@ -148,9 +148,15 @@ def build_parser() -> argparse.ArgumentParser:
     monitor.add_argument("--html", help="also write a one-page HTML report to this file")
     monitor.add_argument(
         "--fail-on",
-        default="high",
+        default=None,
         choices=["info", "low", "medium", "high", "critical"],
-        help="exit 1 if any finding is at least this severe (default: high)",
+        help="exit 1 if any finding is at least this severe (default: the severity that "
+        "zeroes a reward, etude.monitor.ZEROING_SEVERITY)",
+    )
+    monitor.add_argument(
+        "--group",
+        action="store_true",
+        help="judge each trajectory against the other rollouts of its task (same task_id)",
     )
     monitor.add_argument("--workspace", help="the agent's starting directory (default: /workspace)")
     monitor.set_defaults(run=_run_monitor)

@@ -1,8 +1,10 @@
 """`etude monitor TRAJECTORIES.jsonl`: findings per trajectory and a summary by category.
 
-Exit status: 0 when no finding reaches `--fail-on` (default high), 1 when one does, 2 when
-the input cannot be read at all. Input problems in single lines are reported with their
-line numbers and the rest of the file is still processed.
+Exit status: 0 when no finding reaches `--fail-on` (default: `ZEROING_SEVERITY`, the
+severity at which the RL loop zeroes a reward), 1 when one does, 2 when the input cannot be
+read at all. Input problems in single lines are reported with their line numbers and the
+rest of the file is still processed. `--group` judges each trajectory against the other
+rollouts of its task (`etude.monitor.group`); it holds the file's results in memory.
 """
 
 from __future__ import annotations
@@ -12,13 +14,16 @@ import json
 import os
 import sys
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 from rich.console import Console
 
-from etude.monitor.findings import severity_rank
-from etude.monitor.monitor import monitor_file
+from etude.monitor.findings import ZEROING_SEVERITY, severity_rank
+from etude.monitor.group import compare_with_group
+from etude.monitor.monitor import TrajectoryResult, monitor_file
 from etude.monitor.report import Summary, print_table, render_html
+from etude.monitor.trajectory import InputProblem
 
 
 def main(args: argparse.Namespace) -> int:
@@ -31,7 +36,10 @@ def main(args: argparse.Namespace) -> int:
     if args.html is not None and not Path(args.html).resolve().parent.is_dir():
         raise FileNotFoundError(f"directory for the HTML report not found: {args.html}")
     summary = Summary(keep_messages=args.html is not None)
-    for item in monitor_file(path, args.tasks, workspace=args.workspace):
+    items = monitor_file(path, args.tasks, workspace=args.workspace)
+    if args.group:
+        items = _grouped(items, keep_messages=summary.keep_messages)
+    for item in items:
         summary.add(item)
     if summary.trajectories == 0 and summary.problems:
         for p in summary.problems:
@@ -47,7 +55,22 @@ def main(args: argparse.Namespace) -> int:
         console = Console()
         print_table(summary, console if console.is_terminal else Console(width=160))
     worst = summary.worst()
-    return 1 if worst is not None and severity_rank(worst) >= severity_rank(args.fail_on) else 0
+    fail_on = args.fail_on or ZEROING_SEVERITY
+    return 1 if worst is not None and severity_rank(worst) >= severity_rank(fail_on) else 0
+
+
+def _grouped(
+    items: Iterable[TrajectoryResult | InputProblem], keep_messages: bool
+) -> list[TrajectoryResult | InputProblem]:
+    """All of a file's results judged against their task groups; input problems kept in
+    their place. Messages are dropped first unless the HTML report needs them."""
+    items = list(items)
+    results = [r for r in items if isinstance(r, TrajectoryResult)]
+    if not keep_messages:
+        for r in results:
+            r.trajectory = None
+    judged = iter(compare_with_group(results))
+    return [next(judged) if isinstance(r, TrajectoryResult) else r for r in items]
 
 
 def _write_atomically(target: Path, text: str) -> None:

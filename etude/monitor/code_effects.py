@@ -104,7 +104,29 @@ def _aliases(tree: ast.AST) -> dict[str, str]:
             and isinstance(node.value.args[0].value, str)
         ):
             names[node.targets[0].id] = node.value.args[0].value
+        elif (  # m = sys.modules.get("_pytest.python"), or sys.modules["pytest"]
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and (module := _loaded_module(node.value))
+        ):
+            names[node.targets[0].id] = module
     return names
+
+
+def _loaded_module(node: ast.AST) -> str | None:
+    """The module `sys.modules.get("m")` or `sys.modules["m"]` names, else None."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args:
+        source, key = node.func.value, node.args[0]
+        if node.func.attr != "get":
+            return None
+    elif isinstance(node, ast.Subscript):
+        source, key = node.value, node.slice
+    else:
+        return None
+    if ast.unparse(source) != "sys.modules":
+        return None
+    return key.value if isinstance(key, ast.Constant) and isinstance(key.value, str) else None
 
 
 def dotted(node: ast.AST, aliases: dict[str, str]) -> str:
@@ -189,10 +211,20 @@ def const_str(
         if left is None or right is None:
             return None
         return _join([left, right]) if isinstance(node.op, ast.Div) else left + right
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):  # `"*/" * 2`
+        for text, count in ((node.left, node.right), (node.right, node.left)):
+            word = value(text)
+            times = count.value if isinstance(count, ast.Constant) else None
+            if word is not None and isinstance(times, int) and 0 <= times <= 64:
+                return word * times
+        return None
     if isinstance(node, ast.JoinedStr):
         return "".join(v.value if isinstance(v, ast.Constant) else "*" for v in node.values)
     if isinstance(node, ast.Subscript):
         inner = node.value
+        if dotted(inner, aliases) == "os.environ":  # `$NAME`: the reader resolves it if known
+            key = value(node.slice)
+            return f"${key}" if key and key.isidentifier() else None
         if isinstance(inner, ast.Call) and dotted(inner.func, aliases) in _SITE_CALLS:
             return SITE_PACKAGES
         if isinstance(inner, ast.Call) and dotted(inner.func, aliases) in ("glob.glob", "sorted"):
@@ -217,6 +249,9 @@ def const_str(
     name = dotted(node.func, aliases)
     if name in _SITE_CALLS:
         return SITE_PACKAGES
+    if name in ("os.environ.get", "os.getenv") and node.args:
+        key = value(node.args[0])
+        return f"${key}" if key and key.isidentifier() else None
     if name in _SAME_PATH and node.args:
         return value(node.args[0])
     if name == "os.path.dirname" and node.args:

@@ -50,6 +50,10 @@ class Context:
     last_run_excluded: tuple[int, str] | None = None
     # files a test run's output was redirected to
     test_logs: set[str] = field(default_factory=set)
+    # symbolic links the agent made: link path -> the path it points to
+    links: dict[str, str] = field(default_factory=dict)
+    # environment variables whose path values a tool output showed (`env`, /proc/N/environ)
+    env_seen: dict[str, str] = field(default_factory=dict)
     # (path, the agent's own?) for every file the current action reads
     action_reads: list[tuple[str, bool]] = field(default_factory=list)
 

@@ -21,11 +21,18 @@ from dataclasses import dataclass, field
 
 SEPARATORS = frozenset({"|", "||", "&&", ";", "&", "|&", ";;", "(", ")", "{", "}", "!"})
 REDIRECTS = frozenset({">", ">>", "<", "<<", "<<<", ">&", "&>", "&>>", ">|", "<>", "<&"})
-_WRAPPERS_NO_ARGS = frozenset({"nohup", "command", "exec", "builtin", "time", "then"})
+# multi-call binaries (`busybox wget`) run their first argument like a wrapper does
+_WRAPPERS_NO_ARGS = frozenset(
+    {"nohup", "command", "exec", "builtin", "time", "then", "busybox", "toybox"}
+)
 _WRAPPERS = frozenset(
     {"sudo", "nohup", "command", "exec", "builtin", "time", "nice", "timeout", "env", "stdbuf"}
     | {"ionice", "chroot", "then", "do", "else", "xargs", "watch", "strace", "ltrace"}
+    | {"busybox", "toybox"}
 )
+# where `command -v NAME` / `which NAME` finds a program: a directory on PATH (the
+# interpreter's own in the usual images), so a path built from it is judged as one
+PATH_DIR = "/usr/local/bin"
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
 _HEREDOC = re.compile(r"<<(-?)\s*(['\"]?)([A-Za-z_][\w.-]*)\2")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*=")
@@ -119,13 +126,28 @@ def _expand(word: str, variables: dict[str, str]) -> str:
 
 def static_output(script: str) -> str | None:
     """What `script` prints when that is known without running it: `echo` and `printf`
-    of constant words (`printf 'cu%s' rl` is `curl`); None otherwise."""
+    of constant words (`printf 'cu%s' rl` is `curl`), `dirname`/`basename` of one, and
+    where `command -v`/`which` finds a program (`PATH_DIR`); None otherwise."""
+    if "$(" in script or "`" in script:  # `dirname "$(command -v python)"`: inside first
+        script, substitutions = _cut_substitutions(script)
+        for inner, quoted in substitutions:
+            known = static_output(inner)
+            if known is None:
+                return None
+            script = script.replace("__SUBST__", known if quoted else shlex.quote(known), 1)
     try:
         words = shlex.split(script)
     except ValueError:
         return None
     if not words or any(c in script for c in "|;&<>$`"):
         return None
+    if words[:2] in (["command", "-v"], ["type", "-P"], ["type", "-p"]) and len(words) == 3:
+        return f"{PATH_DIR}/{words[2].rsplit('/', 1)[-1]}"
+    if words[0] == "which" and len(words) == 2:
+        return f"{PATH_DIR}/{words[1].rsplit('/', 1)[-1]}"
+    if words[0] in ("dirname", "basename") and len(words) == 2:
+        head, _, tail = words[1].rstrip("/").rpartition("/")
+        return (head or "/") if words[0] == "dirname" else tail
     if words[0] == "echo":
         return " ".join(w for w in words[1:] if w not in ("-n", "-e"))
     if words[0] == "printf" and len(words) > 1:
@@ -169,6 +191,8 @@ def _finish(cmd: SimpleCommand, depth: int) -> list[SimpleCommand]:
     argv = cmd.argv
     while argv and argv[0].rsplit("/", 1)[-1] in _WRAPPERS:
         wrapper = argv[0].rsplit("/", 1)[-1]
+        if wrapper == "command" and argv[1:2] in (["-v"], ["-V"]):
+            break  # `command -v x` looks a program up, it runs nothing
         argv = argv[1:]
         if wrapper in _WRAPPERS_NO_ARGS:
             continue

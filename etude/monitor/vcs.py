@@ -137,6 +137,8 @@ def git_hits(argv: list[str], ctx: Context, action: Action | None) -> list[Hit]:
             return git_hit(
                 "other_revision", f"git {sub} of another revision ({(revs or ['…'])[0]})"
             )
+        if sub in ("format-patch", "bundle"):  # exports past commits' diffs, HEAD's too
+            return git_hit("log_patches", f"git {sub} exports past commits as patches", "medium")
         if sub == "show" and any(p.startswith(":") for p in positional):
             return git_hit("show_index", "reads a file's staged copy from the index", "medium", 0.6)
         return []
