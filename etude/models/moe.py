@@ -101,7 +101,7 @@ class Attention(nn.Module):
             config.n_kv_heads,
             config.head_dim,
         )
-        self.rope_theta = config.rope_theta
+        self.rope_theta, self.yarn = config.rope_theta, config.yarn
         self.wq = nn.Linear(config.dim, config.n_heads * config.head_dim, bias=False)
         self.wk = nn.Linear(config.dim, config.n_kv_heads * config.head_dim, bias=False)
         self.wv = nn.Linear(config.dim, config.n_kv_heads * config.head_dim, bias=False)
@@ -122,7 +122,8 @@ class Attention(nn.Module):
         k = self.wk(x).view(b, t, self.n_kv_heads, self.head_dim)
         if hasattr(self, "q_norm"):
             q, k = self.q_norm(q), self.k_norm(k)
-        q, k = rope(q, positions, self.rope_theta), rope(k, positions, self.rope_theta)
+        q = rope(q, positions, self.rope_theta, yarn=self.yarn)
+        k = rope(k, positions, self.rope_theta, yarn=self.yarn)
         v = self.wv(x).view(b, t, self.n_kv_heads, self.head_dim)
         key_positions = positions
         if cache is not None:
