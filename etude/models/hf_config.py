@@ -201,6 +201,12 @@ def config_from_hf(raw: dict[str, Any]) -> MoEConfig:
             norm_topk_prob=bool(cfg.norm_topk_prob),
             aux_loss_weight=float(cfg.router_aux_loss_coef),
         )
+    # DeepSeek-V3 / Kimi-K2 name their routing in config.json; V2's softmax or greedy
+    # rules compute something else.
+    if getattr(cfg, "scoring_func", "sigmoid") != "sigmoid":
+        _refuse("scoring_func", cfg.scoring_func, "etude routes DeepSeek-V3 models by sigmoid")
+    if getattr(cfg, "topk_method", "noaux_tc") != "noaux_tc":
+        _refuse("topk_method", cfg.topk_method, "etude implements noaux_tc (group-limited top-k)")
     return MoEConfig(
         **common,
         n_kv_heads=cfg.num_attention_heads,
