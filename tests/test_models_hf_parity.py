@@ -157,14 +157,18 @@ def test_yarn_logits_equal_transformers_past_the_original_context(tmp_path):
     # and cached decoding. Without YaRN the same weights give different logits, so the
     # comparison sees the scaling.
     import dataclasses
+    import json
 
-    from etude.models import MoETransformer
+    from etude.models import MoEConfig, MoETransformer
 
     hf = save_tiny("deepseek_v3_yarn", tmp_path)
     model, _ = load_pretrained(tmp_path)
     yarn = model.config.yarn
     assert (yarn.factor, yarn.original_max_position_embeddings) == (4.0, 16)
     assert (yarn.mscale, yarn.mscale_all_dim) == (0.7, 1.0)
+    # as a DCP checkpoint's meta.json stores the config and `etude export` reads it back
+    stored = json.loads(json.dumps(dataclasses.asdict(model.config)))
+    assert MoEConfig(**stored) == model.config
     tokens = torch.randint(0, VOCAB, (2, 50), generator=torch.Generator().manual_seed(3))
     with torch.no_grad():
         want, got = hf(tokens).logits, model(tokens)
