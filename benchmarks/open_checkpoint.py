@@ -32,12 +32,12 @@ from pathlib import Path
 
 import torch
 import torch.nn.functional as F
-from etude.rl.hf_model import smollm2_gguf
 
 from etude.models import load_pretrained
 from etude.parallel.data import stdlib_files
 from etude.parallel.export import export, from_training_checkpoint
 from etude.parallel.train import TrainConfig, iter_log, train
+from etude.serving.hf_model import smollm2_gguf
 
 RESULTS = Path(__file__).parent / "results" / "open_checkpoint.json"
 TRAIN_BYTES = 2 << 20  # the default training corpus: the first ~2 MB of stdlib sources

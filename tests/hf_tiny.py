@@ -74,6 +74,41 @@ def tiny_configs() -> dict:
             routed_scaling_factor=2.5,
             first_k_dense_replace=1,
         ),
+        # YaRN as DeepSeek-V3 / Kimi-K2 configure it (legacy `rope_scaling`, "type"). The
+        # RoPE dims, theta and original context of 16 put the interpolation ramp across
+        # several pairs (0, 1/4, 1/2, 3/4, 1, ...), and mscale != mscale_all_dim makes
+        # both the rotary and the softmax scaling differ from 1.
+        "deepseek_v3_yarn": DeepseekV3Config(
+            **common,
+            intermediate_size=96,
+            moe_intermediate_size=32,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            num_key_value_heads=4,
+            q_lora_rank=24,
+            kv_lora_rank=16,
+            qk_nope_head_dim=8,
+            qk_rope_head_dim=16,
+            v_head_dim=12,
+            n_routed_experts=8,
+            n_shared_experts=1,
+            num_experts_per_tok=2,
+            n_group=4,
+            topk_group=2,
+            routed_scaling_factor=2.5,
+            first_k_dense_replace=1,
+            max_position_embeddings=64,
+            rope_theta=10.0,
+            rope_scaling={
+                "type": "yarn",
+                "factor": 4.0,
+                "original_max_position_embeddings": 16,
+                "beta_fast": 4,
+                "beta_slow": 1,
+                "mscale": 0.7,
+                "mscale_all_dim": 1.0,
+            },
+        ),
         "deepseek_v3_no_q_lora": DeepseekV3Config(
             **common,
             intermediate_size=96,
@@ -146,3 +181,96 @@ def write_jsonl(path: Path, n: int = 60) -> Path:
         lines.append(json.dumps({"text": " ".join(f"w{int(w)}" for w in words)}))
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+FP8_MAX = 448.0  # largest finite float8_e4m3fn
+
+
+def quantize_fp8(w: torch.Tensor, block: tuple[int, int]) -> tuple[torch.Tensor, torch.Tensor]:
+    """A 2-D float weight -> (float8_e4m3fn weight, float32 scale_inv per block) as the
+    released DeepSeek-V3 checkpoints store it (partial blocks at the right and bottom)."""
+    (r, c), (br, bc) = w.shape, block
+    rows, cols = -(-r // br), -(-c // bc)
+    padded = torch.zeros(rows * br, cols * bc)
+    padded[:r, :c] = w
+    amax = padded.view(rows, br, cols, bc).abs().amax(dim=(1, 3))
+    scale = (amax / FP8_MAX).clamp(min=1e-12)
+    expanded = scale.repeat_interleave(br, 0).repeat_interleave(bc, 1)[:r, :c]
+    return (w / expanded).to(torch.float8_e4m3fn), scale
+
+
+def dequantize_by_hand(q: torch.Tensor, scale: torch.Tensor, block: tuple[int, int]):
+    """The reference dequantization: each block's scale repeated over it, cropped."""
+    r, c = q.shape
+    expanded = scale.repeat_interleave(block[0], 0).repeat_interleave(block[1], 1)[:r, :c]
+    return q.to(torch.float32) * expanded
+
+
+def _quantized_key(key: str, t: torch.Tensor) -> bool:
+    # As in the released checkpoints: every Linear of the decoder layers except the router
+    # is FP8; embeddings, norms, the router, its bias and the output head stay high precision.
+    return (
+        t.dim() == 2
+        and key.startswith("model.layers.")
+        and key.endswith("proj.weight")
+        and "layernorm" not in key
+    )
+
+
+def save_tiny_fp8(name: str, directory: Path, block: tuple[int, int], seed: int = 0):
+    """Save a tiny DeepSeek-V3 instance as a block-FP8 checkpoint (per-expert tensors,
+    `weight_scale_inv` per block, `quantization_config` in config.json) with a tokenizer;
+    returns (the transformers model holding the hand-dequantized weights, the written
+    {key: tensor} of the checkpoint)."""
+    hf = build_hf(name, seed)
+    fused = hf.state_dict()
+    tensors: dict[str, torch.Tensor] = {}
+    for key, t in fused.items():
+        if key.endswith("mlp.experts.gate_up_proj"):  # [E, 2F, D]: gate rows, then up rows
+            prefix, f = key.removesuffix("gate_up_proj"), t.shape[1] // 2
+            for e in range(t.shape[0]):
+                tensors[f"{prefix}{e}.gate_proj.weight"] = t[e, :f]
+                tensors[f"{prefix}{e}.up_proj.weight"] = t[e, f:]
+        elif key.endswith("mlp.experts.down_proj"):  # [E, D, F]
+            prefix = key.removesuffix("down_proj")
+            for e in range(t.shape[0]):
+                tensors[f"{prefix}{e}.down_proj.weight"] = t[e]
+        else:
+            tensors[key] = t
+    written, dequantized = {}, {}
+    for key, t in tensors.items():
+        if _quantized_key(key, t):
+            q, scale = quantize_fp8(t, block)
+            written[key], written[key + "_scale_inv"] = q, scale
+            dequantized[key] = dequantize_by_hand(q, scale, block)
+        else:
+            written[key] = dequantized[key] = t.contiguous()
+    fused_dequantized = {}
+    for key, t in fused.items():
+        if key.endswith("mlp.experts.gate_up_proj"):
+            prefix, n = key.removesuffix("gate_up_proj"), t.shape[0]
+            gate = [dequantized[f"{prefix}{e}.gate_proj.weight"] for e in range(n)]
+            up = [dequantized[f"{prefix}{e}.up_proj.weight"] for e in range(n)]
+            fused_dequantized[key] = torch.stack([torch.cat([g, u]) for g, u in zip(gate, up)])
+        elif key.endswith("mlp.experts.down_proj"):
+            prefix = key.removesuffix("down_proj")
+            fused_dequantized[key] = torch.stack(
+                [dequantized[f"{prefix}{e}.down_proj.weight"] for e in range(t.shape[0])]
+            )
+        else:
+            fused_dequantized[key] = dequantized[key]
+    hf.load_state_dict(fused_dequantized)
+    from safetensors.torch import save_file
+
+    directory.mkdir(parents=True, exist_ok=True)
+    save_file(written, str(directory / "model.safetensors"), metadata={"format": "pt"})
+    raw = {**hf.config.to_dict(), "architectures": ["DeepseekV3ForCausalLM"]}
+    raw["quantization_config"] = {
+        "activation_scheme": "dynamic",
+        "fmt": "e4m3",
+        "quant_method": "fp8",
+        "weight_block_size": list(block),
+    }
+    (directory / "config.json").write_text(json.dumps(raw, indent=2))
+    tiny_tokenizer().save_pretrained(directory)
+    return hf, written

@@ -150,3 +150,85 @@ def test_muon_granularity_metadata(pair):
     if name.startswith("deepseek"):
         assert muon["layers.1.moe.router_bias"] is None
         assert muon["layers.0.attention.wkv_a.weight"] == {}
+
+
+def test_yarn_logits_equal_transformers_past_the_original_context(tmp_path):
+    # 50 positions, the last 34 beyond original_max_position_embeddings=16; full forward
+    # and cached decoding. Without YaRN the same weights give different logits, so the
+    # comparison sees the scaling.
+    import dataclasses
+    import json
+
+    from etude.models import MoEConfig, MoETransformer
+
+    hf = save_tiny("deepseek_v3_yarn", tmp_path)
+    model, _ = load_pretrained(tmp_path)
+    yarn = model.config.yarn
+    assert (yarn.factor, yarn.original_max_position_embeddings) == (4.0, 16)
+    assert (yarn.mscale, yarn.mscale_all_dim) == (0.7, 1.0)
+    # as a DCP checkpoint's meta.json stores the config and `etude export` reads it back
+    stored = json.loads(json.dumps(dataclasses.asdict(model.config)))
+    assert MoEConfig(**stored) == model.config
+    tokens = torch.randint(0, VOCAB, (2, 50), generator=torch.Generator().manual_seed(3))
+    with torch.no_grad():
+        want, got = hf(tokens).logits, model(tokens)
+        cache = KVCache.empty(model.config, batch=2, max_len=50)
+        steps = [model(tokens[:, :20], cache=cache, start_pos=0)]
+        steps += [model(tokens[:, p : p + 10], cache=cache, start_pos=p) for p in (20, 30, 40)]
+        plain = MoETransformer(dataclasses.replace(model.config, yarn=None))
+        plain.load_state_dict(model.state_dict())
+        unscaled = plain(tokens)
+    assert relative_error(got, want) <= TOLERANCE
+    torch.testing.assert_close(torch.cat(steps, dim=1), got, rtol=0, atol=1e-5)
+    assert relative_error(unscaled, want) > 100 * TOLERANCE
+
+
+@pytest.mark.parametrize(
+    "rope_scaling,theta",
+    [
+        # DeepSeek-V3 / R1 and Kimi-K2-Instruct config.json values
+        (
+            {
+                "type": "yarn",
+                "factor": 40,
+                "original_max_position_embeddings": 4096,
+                "beta_fast": 32,
+                "beta_slow": 1,
+                "mscale": 1.0,
+                "mscale_all_dim": 1.0,
+            },
+            10000.0,
+        ),
+        (
+            {
+                "type": "yarn",
+                "factor": 32.0,
+                "original_max_position_embeddings": 4096,
+                "beta_fast": 1.0,
+                "beta_slow": 1.0,
+                "mscale": 1.0,
+                "mscale_all_dim": 1.0,
+            },
+            50000.0,
+        ),
+        # no mscale pair: the attention factor is 0.1 ln(factor) + 1
+        ({"type": "yarn", "factor": 8.0, "original_max_position_embeddings": 512}, 10000.0),
+    ],
+)
+def test_yarn_frequencies_and_scales_equal_transformers(rope_scaling, theta):
+    from transformers import DeepseekV3Config
+    from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+    from transformers.models.deepseek_v3.modeling_deepseek_v3 import yarn_apply_mscale
+
+    from etude.models.hf_config import config_from_hf
+    from etude.models.rope import rope_frequencies, yarn_attention_factor, yarn_softmax_scale
+
+    hf = DeepseekV3Config(
+        rope_theta=theta, rope_scaling=dict(rope_scaling), max_position_embeddings=163840
+    )
+    inv_freq, attention_factor = ROPE_INIT_FUNCTIONS["yarn"](hf)
+    raw = {**hf.to_dict(), "architectures": ["DeepseekV3ForCausalLM"]}
+    yarn = config_from_hf(raw).yarn
+    assert torch.equal(rope_frequencies(64, theta, yarn), inv_freq)
+    assert yarn_attention_factor(yarn) == attention_factor
+    assert yarn_softmax_scale(yarn) == yarn_apply_mscale(hf.rope_parameters, 1.0)

@@ -29,7 +29,8 @@ def tensors_of(directory: Path) -> dict[str, torch.Tensor]:
 
 
 @pytest.mark.parametrize(
-    "name,shard", [("llama", None), ("qwen3_moe", "40KB"), ("deepseek_v3", "40KB")]
+    "name,shard",
+    [("llama", None), ("qwen3_moe", "40KB"), ("deepseek_v3", "40KB"), ("deepseek_v3_yarn", None)],
 )
 def test_round_trip_identical_tensors_and_logits(tmp_path, name, shard):
     from transformers import AutoModelForCausalLM
@@ -89,8 +90,13 @@ def _unsupported_rope(d: Path) -> str:
 
 
 def _quantized(d: Path) -> str:
-    _edit_config(d, quantization_config={"quant_method": "fp8"})
-    return "unsupported config field quantization_config='fp8'"
+    _edit_config(d, quantization_config={"quant_method": "gptq", "bits": 4})
+    return "unsupported config field quantization_config='gptq'"
+
+
+def _fp8_without_blocks(d: Path) -> str:
+    _edit_config(d, quantization_config={"quant_method": "fp8", "fmt": "e4m3"})
+    return "unsupported config field quantization_config.weight_block_size=None"
 
 
 def _missing_shard(d: Path) -> str:
@@ -127,6 +133,7 @@ BAD_INPUTS = [
     _unsupported_field,
     _unsupported_rope,
     _quantized,
+    _fp8_without_blocks,
     _missing_shard,
     _truncated_shard,
     _wrong_shape,

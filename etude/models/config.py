@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from etude.models.rope import YaRN
+
 
 @dataclass(frozen=True)
 class ParamShape:
@@ -51,7 +53,10 @@ class MoEConfig:
       `q_lora_rank` bottleneck, or directly when None; keys/values from one compressed
       latent of `kv_lora_rank` plus a shared `qk_rope_head_dim` RoPE key; per-head
       `qk_nope_head_dim` + `qk_rope_head_dim` query/key and `v_head_dim` value dims);
-    - `rope_interleave`: RoPE on interleaved pairs (DeepSeek checkpoints), not halves.
+    - `rope_interleave`: RoPE on interleaved pairs (DeepSeek checkpoints), not halves;
+    - `yarn`: YaRN-scaled RoPE (`rope.YaRN`; DeepSeek-V3 / Kimi-K2 `rope_scaling`), which
+      for MLA also scales the softmax by `rope.yarn_softmax_scale` (a dict of its fields
+      is accepted, as configs read back from JSON hold it).
     """
 
     vocab_size: int
@@ -86,8 +91,11 @@ class MoEConfig:
     qk_rope_head_dim: int = 0
     v_head_dim: int = 0
     rope_interleave: bool = False
+    yarn: YaRN | None = None
 
     def __post_init__(self) -> None:
+        if isinstance(self.yarn, dict):
+            object.__setattr__(self, "yarn", YaRN(**self.yarn))
         if self.router not in ("softmax", "sigmoid"):
             raise ValueError(f"router must be 'softmax' or 'sigmoid', got {self.router!r}")
         if self.attention not in ("gqa", "mla"):

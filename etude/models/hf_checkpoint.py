@@ -27,7 +27,8 @@ import torch
 from torch import Tensor
 
 from etude.models.config import MoEConfig
-from etude.models.hf_config import CheckpointError, config_from_hf, hf_config_for
+from etude.models.fp8_blocks import SCALE_SUFFIX, dequantize, scale_region, scale_shape
+from etude.models.hf_config import CheckpointError, config_from_hf, fp8_block_size, hf_config_for
 from etude.models.hf_layout import Box, Piece, checkpoint_shapes, pieces
 from etude.models.moe import MoETransformer
 
@@ -37,10 +38,15 @@ TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "vocab.json")
 
 
 class SafetensorsSource:
-    """Tensors of a Hugging Face directory, read by region (memory-mapped, lazily)."""
+    """Tensors of a Hugging Face directory, read by region (memory-mapped, lazily).
 
-    def __init__(self, directory: Path):
+    `fp8_block`: the checkpoint is block-quantized FP8 (`fp8_blocks`): each float8 weight
+    is read dequantized to float32 with its `weight_scale_inv`, region by region, and the
+    scale tensors are not listed among the names."""
+
+    def __init__(self, directory: Path, fp8_block: tuple[int, int] | None = None):
         self.directory = Path(directory)
+        self.fp8_block = fp8_block
         index = self.directory / INDEX
         if index.exists():
             weight_map = json.loads(index.read_text())["weight_map"]
@@ -62,6 +68,7 @@ class SafetensorsSource:
                     f"{len(missing)} tensors listed in {INDEX} are not in their shards, "
                     f"e.g. {missing[0]!r} (expected in {weight_map[missing[0]]})"
                 )
+        self.scale_of = self._fp8_scales()
 
     def _open(self, name: str):
         from safetensors import SafetensorError, safe_open
@@ -84,13 +91,43 @@ class SafetensorsSource:
         self._handles[name] = handle
         return handle
 
+    def _fp8_scales(self) -> dict[str, str]:
+        """float8 weight key -> its scale key, after checking that every float8 tensor
+        has a scale of the block-grid shape (and that the config declared FP8)."""
+        scales = {k[: -len(SCALE_SUFFIX)]: k for k in self.file_of if k.endswith(SCALE_SUFFIX)}
+        out = {}
+        for key in self.file_of:
+            if not self._dtype(key).startswith("F8"):
+                continue
+            if self.fp8_block is None:
+                raise CheckpointError(
+                    f"tensor {key!r} is {self._dtype(key)} but config.json declares no "
+                    "quantization_config (block FP8 needs quant_method 'fp8' and "
+                    "weight_block_size)"
+                )
+            if key not in scales:
+                raise CheckpointError(f"FP8 tensor {key!r} has no {key + SCALE_SUFFIX!r}")
+            want = scale_shape(self.shape(key), self.fp8_block)
+            got = self.shape(scales[key])
+            if got != want:
+                raise CheckpointError(
+                    f"tensor {scales[key]!r} has shape {list(got)}, expected {list(want)} "
+                    f"(blocks {list(self.fp8_block)} of {list(self.shape(key))})"
+                )
+            out[key] = scales[key]
+        return out
+
+    def _dtype(self, key: str) -> str:
+        return self._handles[self.file_of[key]].get_slice(key).get_dtype()
+
     def names(self) -> list[str]:
-        return list(self.file_of)
+        scales = set(self.scale_of.values())
+        return [k for k in self.file_of if k not in scales]
 
     def shape(self, key: str) -> tuple[int, ...]:
         return tuple(self._handles[self.file_of[key]].get_slice(key).get_shape())
 
-    def read(self, key: str, index: tuple[slice, ...]) -> Tensor:
+    def _read_raw(self, key: str, index: tuple[slice, ...]) -> Tensor:
         from safetensors import safe_open
 
         # A handle of its own per read: safetensors memory-maps the shard, and the mapped
@@ -98,6 +135,15 @@ class SafetensorsSource:
         # read keeps a rank's footprint to the tensors it keeps.
         with safe_open(str(self.directory / self.file_of[key]), framework="pt") as handle:
             return handle.get_slice(key)[index]
+
+    def read(self, key: str, index: tuple[slice, ...]) -> Tensor:
+        """Region `index` (explicit start/stop per dimension) of tensor `key`; float32
+        dequantized for an FP8 weight (only the scales of the blocks it overlaps read)."""
+        if key not in self.scale_of:
+            return self._read_raw(key, index)
+        scales = self._read_raw(self.scale_of[key], scale_region(index, self.fp8_block))
+        start = (index[-2].start, index[-1].start)
+        return dequantize(self._read_raw(key, index), scales, self.fp8_block, start)
 
 
 def _safetensors_length(path: Path) -> int:
@@ -235,7 +281,7 @@ def open_checkpoint(path: str | Path) -> tuple[MoEConfig, dict[str, Any], Any]:
         raw = read_hf_config(path)
         source = None
     config = config_from_hf(raw)
-    return config, raw, source or SafetensorsSource(path)
+    return config, raw, source or SafetensorsSource(path, fp8_block_size(raw))
 
 
 def load_pretrained(

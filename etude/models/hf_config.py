@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from etude.models.config import MoEConfig
+from etude.models.rope import YaRN
 
 # architecture in config.json -> transformers config class name
 ARCHITECTURES = {
@@ -45,12 +46,92 @@ def _refuse(field: str, value: Any, why: str) -> None:
     raise CheckpointError(f"unsupported config field {field}={value!r}: {why}")
 
 
+def _rope_parameters(cfg) -> dict[str, Any]:
+    # transformers has already moved a legacy `rope_scaling` (with "type") in here
+    return getattr(cfg, "rope_parameters", None) or {}
+
+
 def _rope_theta(cfg) -> float:
-    rope = getattr(cfg, "rope_parameters", None) or {}
+    return float(_rope_parameters(cfg).get("rope_theta", getattr(cfg, "rope_theta", 10000.0)))
+
+
+def _yarn(cfg, architecture: str) -> YaRN | None:
+    """The YaRN parameters of `rope_parameters` (None for default RoPE), read with the
+    defaults transformers' `_compute_yarn_parameters` applies."""
+    rope = _rope_parameters(cfg)
     kind = rope.get("rope_type", "default")
-    if kind != "default":
-        _refuse("rope_parameters.rope_type", kind, "etude implements default RoPE only")
-    return float(rope.get("rope_theta", getattr(cfg, "rope_theta", 10000.0)))
+    if kind == "default":
+        return None
+    if kind != "yarn" or architecture != "DeepseekV3ForCausalLM":
+        _refuse(
+            "rope_parameters.rope_type",
+            kind,
+            "etude implements default RoPE, and YaRN for DeepseekV3ForCausalLM",
+        )
+    if rope.get("partial_rotary_factor", 1.0) != 1.0:
+        _refuse(
+            "rope_parameters.partial_rotary_factor",
+            rope["partial_rotary_factor"],
+            "etude rotates the whole RoPE head dimension",
+        )
+    original = rope["original_max_position_embeddings"]
+    factor = rope.get("factor") or cfg.max_position_embeddings / original
+    attention_factor = rope.get("attention_factor")
+    return YaRN(
+        factor=float(factor),
+        original_max_position_embeddings=int(original),
+        beta_fast=float(rope.get("beta_fast") or 32),
+        beta_slow=float(rope.get("beta_slow") or 1),
+        mscale=float(rope.get("mscale") or 0),
+        mscale_all_dim=float(rope.get("mscale_all_dim") or 0),
+        attention_factor=None if attention_factor is None else float(attention_factor),
+        truncate=bool(rope.get("truncate", True)),
+    )
+
+
+def _rope_parameters_for(config: MoEConfig) -> dict[str, Any]:
+    """config.json's `rope_parameters` for `config` (transformers 5 naming)."""
+    if config.yarn is None:
+        return {"rope_type": "default", "rope_theta": config.rope_theta}
+    y = config.yarn
+    out = {
+        "rope_type": "yarn",
+        "rope_theta": config.rope_theta,
+        "factor": y.factor,
+        "original_max_position_embeddings": y.original_max_position_embeddings,
+        "beta_fast": y.beta_fast,
+        "beta_slow": y.beta_slow,
+        "mscale": y.mscale,
+        "mscale_all_dim": y.mscale_all_dim,
+        "truncate": y.truncate,
+    }
+    if y.attention_factor is not None:
+        out["attention_factor"] = y.attention_factor
+    return out
+
+
+def fp8_block_size(raw: dict[str, Any]) -> tuple[int, int] | None:
+    """The (rows, cols) weight block of a block-quantized FP8 checkpoint (DeepSeek-V3,
+    Kimi-K2: float8_e4m3fn weights, one float scale per block), None when unquantized;
+    CheckpointError for any other quantization."""
+    quant = raw.get("quantization_config")
+    if not quant:
+        return None
+    method = quant.get("quant_method", "?")
+    if method != "fp8":
+        _refuse(
+            "quantization_config", method, "etude dequantizes block FP8 only (quant_method 'fp8')"
+        )
+    if quant.get("fmt", "e4m3") != "e4m3":
+        _refuse("quantization_config.fmt", quant["fmt"], "etude reads float8_e4m3fn weights")
+    block = quant.get("weight_block_size")
+    if not (isinstance(block, list | tuple) and len(block) == 2 and all(b > 0 for b in block)):
+        _refuse(
+            "quantization_config.weight_block_size",
+            block,
+            "etude dequantizes per-block scales ([rows, cols], e.g. [128, 128])",
+        )
+    return int(block[0]), int(block[1])
 
 
 def _common_checks(cfg) -> None:
@@ -70,10 +151,9 @@ def config_from_hf(raw: dict[str, Any]) -> MoEConfig:
     """The `MoEConfig` of a config.json dict; CheckpointError naming the architecture or
     the field etude does not support."""
     arch = architecture_of(raw)
-    if raw.get("quantization_config"):
-        method = raw["quantization_config"].get("quant_method", "?")
-        _refuse("quantization_config", method, "etude loads unquantized weights (dequantize first)")
-    cfg = _config_class(arch)(**{k: v for k, v in raw.items() if k != "transformers_version"})
+    fp8_block_size(raw)  # the loader dequantizes block FP8; anything else is refused here
+    skip = ("transformers_version", "quantization_config")
+    cfg = _config_class(arch)(**{k: v for k, v in raw.items() if k not in skip})
     _common_checks(cfg)
     common = dict(
         vocab_size=cfg.vocab_size,
@@ -81,6 +161,7 @@ def config_from_hf(raw: dict[str, Any]) -> MoEConfig:
         n_layers=cfg.num_hidden_layers,
         n_heads=cfg.num_attention_heads,
         rope_theta=_rope_theta(cfg),
+        yarn=_yarn(cfg, arch),
         max_seq_len=cfg.max_position_embeddings,
         norm_eps=cfg.rms_norm_eps,
         tie_embeddings=bool(cfg.tie_word_embeddings),
@@ -120,6 +201,12 @@ def config_from_hf(raw: dict[str, Any]) -> MoEConfig:
             norm_topk_prob=bool(cfg.norm_topk_prob),
             aux_loss_weight=float(cfg.router_aux_loss_coef),
         )
+    # DeepSeek-V3 / Kimi-K2 name their routing in config.json; V2's softmax or greedy
+    # rules compute something else.
+    if getattr(cfg, "scoring_func", "sigmoid") != "sigmoid":
+        _refuse("scoring_func", cfg.scoring_func, "etude routes DeepSeek-V3 models by sigmoid")
+    if getattr(cfg, "topk_method", "noaux_tc") != "noaux_tc":
+        _refuse("topk_method", cfg.topk_method, "etude implements noaux_tc (group-limited top-k)")
     return MoEConfig(
         **common,
         n_kv_heads=cfg.num_attention_heads,
@@ -177,7 +264,7 @@ def hf_config_for(config: MoEConfig, base: dict[str, Any] | None = None):
         rms_norm_eps=config.norm_eps,
         tie_word_embeddings=config.tie_embeddings,
         intermediate_size=config.dense_ffn_dim,
-        rope_parameters={"rope_type": "default", "rope_theta": config.rope_theta},
+        rope_parameters=_rope_parameters_for(config),
         hidden_act="silu",
         architectures=[arch],
     )
@@ -215,5 +302,7 @@ def hf_config_for(config: MoEConfig, base: dict[str, Any] | None = None):
             v_head_dim=config.v_head_dim,
             rope_interleave=config.rope_interleave,
         )
-    keep = {k: v for k, v in (base or {}).items() if k not in ("transformers_version", "dtype")}
+    # etude writes unquantized weights; rope_scaling is the legacy name of rope_parameters
+    drop = ("transformers_version", "dtype", "quantization_config", "rope_scaling")
+    keep = {k: v for k, v in (base or {}).items() if k not in drop}
     return _config_class(arch)(**{**keep, **fields})

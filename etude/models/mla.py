@@ -5,7 +5,7 @@ Queries: `wq` [H*(nope+rope), dim] directly, or through a rank-`q_lora_rank` bot
 compressed latent of `kv_lora_rank` (RMSNorm `kv_a_norm`) plus one RoPE key of
 `qk_rope_head_dim` shared by all heads; `wkv_b` expands the latent into per-head no-RoPE
 keys and values. Head h's key is [nope_h, rope], its query [nope_h, rope_h]; the softmax
-scale is (nope+rope)^-1/2.
+scale is (nope+rope)^-1/2, times `rope.yarn_softmax_scale` with YaRN (DeepSeek-V3).
 
 The KV cache and context parallelism hold the *compressed* pair (normed latent, RoPE key)
 per position, [B, S, 1, kv_lora_rank] and [B, S, 1, qk_rope_head_dim]: `gather_kv`
@@ -19,7 +19,7 @@ from torch import Tensor, nn
 
 from etude.models.attend import attend
 from etude.models.config import MoEConfig
-from etude.models.rope import rope
+from etude.models.rope import rope, yarn_softmax_scale
 
 # transformers builds both latent norms with its RMSNorm's default eps, not rms_norm_eps.
 LATENT_NORM_EPS = 1e-6
@@ -38,6 +38,7 @@ class LatentAttention(nn.Module):
             config.v_head_dim,
         )
         self.rank = config.kv_lora_rank
+        self.scale = config.qk_head_dim**-0.5 * yarn_softmax_scale(config.yarn)
         qk = config.qk_head_dim
         if config.q_lora_rank is None:
             self.wq = nn.Linear(d, h * qk, bias=False)
@@ -62,13 +63,13 @@ class LatentAttention(nn.Module):
         """x [B, T, dim], positions [T] or [B, T] (per row, only with a cache) -> [B, T, dim].
         `cache`: one layer's (latents [B, L, 1, rank], rope keys [B, L, 1, rope])."""
         b, t, _ = x.shape
-        theta, inter = self.config.rope_theta, self.config.rope_interleave
+        theta, inter, yarn = self.config.rope_theta, self.config.rope_interleave, self.config.yarn
         q = self._queries(x).view(b, t, self.n_heads, self.nope + self.rope_dim)
         q_nope, q_rot = q.split([self.nope, self.rope_dim], dim=-1)
-        q = torch.cat([q_nope, rope(q_rot, positions, theta, inter)], dim=-1)
+        q = torch.cat([q_nope, rope(q_rot, positions, theta, inter, yarn)], dim=-1)
         latent, k_rot = self.wkv_a(x).split([self.rank, self.rope_dim], dim=-1)
         latent = self.kv_a_norm(latent)[:, :, None]  # [B, T, 1, rank]
-        k_rot = rope(k_rot[:, :, None], positions, theta, inter)  # [B, T, 1, rope]
+        k_rot = rope(k_rot[:, :, None], positions, theta, inter, yarn)  # [B, T, 1, rope]
         key_positions = positions
         if cache is not None:
             end = int(positions.max()) + 1
@@ -88,5 +89,5 @@ class LatentAttention(nn.Module):
         k_nope, v = kv.split([self.nope, self.v_dim], dim=-1)
         k = torch.cat([k_nope, k_rot.expand(b, s, self.n_heads, self.rope_dim)], dim=-1)
         q, k, v = (z.transpose(1, 2) for z in (q, k, v))  # [B, H, T|S, dim]
-        out = attend(q, k, v, positions, key_positions)
+        out = attend(q, k, v, positions, key_positions, self.scale)
         return self.wo(out.transpose(1, 2).reshape(b, t, self.n_heads * self.v_dim))

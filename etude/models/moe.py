@@ -39,13 +39,13 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
-from torch.distributed.tensor import DTensor
+from torch.distributed.tensor import DTensor, distribute_tensor
 
 from etude.models.attend import attend
 from etude.models.config import MoEConfig
 from etude.models.mla import LatentAttention
 from etude.models.rope import rope
-from etude.models.routing import route
+from etude.models.routing import bias_balancing_update, route
 
 # gather_kv(k, v, key_positions) -> (k, v, key_positions); k, v: [B, T, kv_heads, head_dim]
 GatherKV = Callable[[Tensor, Tensor, Tensor], tuple[Tensor, Tensor, Tensor]]
@@ -101,7 +101,7 @@ class Attention(nn.Module):
             config.n_kv_heads,
             config.head_dim,
         )
-        self.rope_theta = config.rope_theta
+        self.rope_theta, self.yarn = config.rope_theta, config.yarn
         self.wq = nn.Linear(config.dim, config.n_heads * config.head_dim, bias=False)
         self.wk = nn.Linear(config.dim, config.n_kv_heads * config.head_dim, bias=False)
         self.wv = nn.Linear(config.dim, config.n_kv_heads * config.head_dim, bias=False)
@@ -122,7 +122,8 @@ class Attention(nn.Module):
         k = self.wk(x).view(b, t, self.n_kv_heads, self.head_dim)
         if hasattr(self, "q_norm"):
             q, k = self.q_norm(q), self.k_norm(k)
-        q, k = rope(q, positions, self.rope_theta), rope(k, positions, self.rope_theta)
+        q = rope(q, positions, self.rope_theta, yarn=self.yarn)
+        k = rope(k, positions, self.rope_theta, yarn=self.yarn)
         v = self.wv(x).view(b, t, self.n_kv_heads, self.head_dim)
         key_positions = positions
         if cache is not None:
@@ -243,7 +244,9 @@ def load_balancing_loss(
 class MoE(nn.Module):
     """Top-k routed experts (`routing.route`: softmax or sigmoid rule) plus an optional
     shared expert applied to every token. `router_bias` (sigmoid rule only) takes part in
-    choosing experts, not in weighing them, so it gets no gradient."""
+    choosing experts, not in weighing them, so it gets no gradient: `update_router_bias`
+    balances it from `expert_load`, the slots routed to each expert by the training
+    forwards (train mode, gradients on) since its last call."""
 
     def __init__(self, config: MoEConfig):
         super().__init__()
@@ -259,6 +262,7 @@ class MoE(nn.Module):
         )
         self.dispatch = LocalDispatch(config.n_experts)
         self.batch_sum: Callable[[Tensor], Tensor] | None = None
+        self.expert_load: Tensor | None = None
 
     def forward(self, x: Tensor) -> tuple[Tensor, Tensor]:
         """x [B, T, dim] -> (output [B, T, dim], load-balancing loss)."""
@@ -267,6 +271,9 @@ class MoE(nn.Module):
         weights, expert_ids, probs = route(
             self.router(x), self.config, getattr(self, "router_bias", None)
         )
+        if hasattr(self, "router_bias") and self.training and torch.is_grad_enabled():
+            load = torch.bincount(expert_ids.flatten(), minlength=self.config.n_experts)
+            self.expert_load = load if self.expert_load is None else self.expert_load + load
         rows, counts, state = self.dispatch.dispatch(x, expert_ids)
         y = self.dispatch.combine(self.experts(rows, counts), state)
         out = (y.view(-1, self.top_k, shape[-1]) * weights.unsqueeze(-1).to(y.dtype)).sum(1)
@@ -274,6 +281,26 @@ class MoE(nn.Module):
             out = out + self.shared(x)
         aux = load_balancing_loss(probs, expert_ids, self.batch_sum)
         return out.view(shape), aux
+
+    @torch.no_grad()
+    def update_router_bias(self, rate: float) -> None:
+        """Move `router_bias` by `routing.bias_balancing_update` of `expert_load` summed
+        over every rank holding other tokens of the batch (`batch_sum`: collective, so
+        every rank applies the same change), then start counting again (`rate` 0: only
+        that)."""
+        load, self.expert_load = self.expert_load, None
+        if rate == 0:
+            return
+        if load is None:
+            load = torch.zeros(self.config.n_experts, dtype=torch.long)
+        load = load.to(self.router.weight.device)
+        if self.batch_sum is not None:
+            load = self.batch_sum(load)
+        delta = bias_balancing_update(load, rate).to(self.router_bias.dtype)
+        if isinstance(self.router_bias, DTensor):  # sharded by FSDP: this rank's part only
+            bias = self.router_bias
+            delta = distribute_tensor(delta, bias.device_mesh, bias.placements, src_data_rank=None)
+        self.router_bias.add_(delta)
 
 
 class TransformerBlock(nn.Module):
@@ -311,6 +338,14 @@ class MoETransformer(nn.Module):
         self.norm = nn.RMSNorm(config.dim, eps=config.norm_eps)
         if not config.tie_embeddings:
             self.output = nn.Linear(config.dim, config.vocab_size, bias=False)
+
+    def update_router_biases(self, rate: float) -> None:
+        """DeepSeek-V3's auxiliary-loss-free balancing after an optimizer step: every MoE
+        layer's router bias moves by `rate` towards equal loads (`MoE.update_router_bias`;
+        collective under parallelism). A no-op for models without a router bias."""
+        for layer in self.layers:
+            if hasattr(layer, "moe") and hasattr(layer.moe, "router_bias"):
+                layer.moe.update_router_bias(rate)
 
     def forward(
         self,

@@ -7,6 +7,10 @@ Two rules, both as the open checkpoints define them:
   score-correction bias, only within the `topk_group` best of `n_group` expert groups (a
   group's quality: the sum of its two best biased scores), and *weighted* by their unbiased
   scores, optionally renormalized, times `routed_scaling_factor`.
+
+The sigmoid rule's bias is not trained by gradients: DeepSeek-V3's auxiliary-loss-free
+balancing moves it after each step by a fixed rate towards equal expert loads
+(`bias_balancing_update`).
 """
 
 from __future__ import annotations
@@ -45,3 +49,12 @@ def route(
         weights = weights / (weights.sum(dim=-1, keepdim=True) + 1e-20)
     probs = scores / scores.sum(dim=-1, keepdim=True)
     return weights * config.routed_scaling_factor, ids, probs
+
+
+def bias_balancing_update(load: Tensor, rate: float) -> Tensor:
+    """The change to the score-correction bias [E] after a step (DeepSeek-V3, auxiliary-
+    loss-free balancing): `rate` times sign(mean load - load), i.e. +rate for experts that
+    got fewer than the mean of the step's routed token slots, -rate for those that got
+    more, 0 at the mean. `load` [E]: slots routed to each expert over the whole batch."""
+    load = load.float()
+    return rate * torch.sign(load.mean() - load)

@@ -67,7 +67,10 @@ class TrainConfig:
     `model` is a preset name and `model_overrides` replaces preset fields; `batch_size` is
     the global number of sequences per step, each `seq_len` tokens long. `init` (a Hugging
     Face directory or GGUF file) replaces the preset with that checkpoint's architecture and
-    weights; `data` (text / JSONL files, only with `init`) replaces the stdlib corpus."""
+    weights; `data` (text / JSONL files, only with `init`) replaces the stdlib corpus.
+    `bias_update_rate` is DeepSeek-V3's γ: after each optimizer step every router
+    score-correction bias (DeepSeek-V3 / Kimi-K2 models; the optimizer never trains it)
+    moves by γ towards equal expert loads over the step's whole batch; 0 freezes it."""
 
     model: str = "tiny"
     model_overrides: dict[str, Any] = field(default_factory=dict)
@@ -87,6 +90,7 @@ class TrainConfig:
     out: str = "runs/train"
     init: str = ""
     data: list[str] = field(default_factory=list)
+    bias_update_rate: float = 0.001  # γ of auxiliary-loss-free balancing (DeepSeek-V3 paper)
 
     def model_config(self) -> MoEConfig:
         return dataclasses.replace(preset(self.model), **self.model_overrides)
@@ -271,6 +275,7 @@ def train(cfg: TrainConfig, resume: bool = False, stop_after: int | None = None)
                 loss.backward()
             norm = clip_grad_norm_(model.parameters(), cfg.grad_clip) if cfg.grad_clip else None
             optimizer.step()
+            model.update_router_biases(cfg.bias_update_rate)
             logging = (step + 1) % cfg.log_every == 0 or step + 1 == end
             state = local_state_bytes(model, optimizer) if logging else None
             optimizer.zero_grad()
