@@ -33,8 +33,13 @@ class ModelSettings:
     runs that server itself (llama.cpp on a GGUF of the policy, re-exported and restarted
     after every update, so rollouts stay on-policy; `base_url` is then unused). With
     `serve = ""` it uses the server at `base_url`, which keeps serving its own weights: the
-    rollouts are off-policy after the first update, so that needs `off_policy = true`."""
+    rollouts are off-policy after the first update, so that needs `off_policy = true`.
 
+    `init`: a checkpoint directory (the coding loop's format, `etude.recipes.coding.checkpoint`,
+    also written by `etude sft`) whose weights the policy starts from; the optimizer is
+    fresh and the run starts at iteration 0. Empty: the pretrained weights."""
+
+    init: str = ""
     backend: str = "local"
     base_url: str = "http://127.0.0.1:8000/v1"
     served_model: str = "default"

