@@ -189,9 +189,10 @@ def load_checkpoint(path: Path, model, optimizer) -> dict:
     return state
 
 
-def reconcile_metrics(out_dir: Path, iteration: int, last_summary: dict | None) -> None:
-    """Make `out_dir/metrics.jsonl` hold exactly the lines of iterations 1..`iteration`, in
-    order: later lines (their iterations run again) are appended to
+def reconcile_metrics(out_dir: Path, iteration: int | None, last_summary: dict | None) -> None:
+    """Make `out_dir/metrics.jsonl` hold exactly the lines of iterations 0..`iteration`, in
+    order (0: the held-out evaluation before the first update; `iteration` None: a new run,
+    no line): later lines (their iterations run again) are appended to
     `metrics.discarded.jsonl`, and the checkpoint's own line `last_summary` is restored if a
     crash lost it. The file is replaced atomically."""
     metrics = Path(out_dir) / "metrics.jsonl"
@@ -206,7 +207,7 @@ def reconcile_metrics(out_dir: Path, iteration: int, last_summary: dict | None) 
         except (json.JSONDecodeError, KeyError, TypeError):
             dropped.append(line)  # a line cut short by a crash
             continue
-        (kept if it <= iteration else dropped).append(line)
+        (kept if iteration is not None and it <= iteration else dropped).append(line)
     if last_summary is not None and not any(
         json.loads(line)["iteration"] == iteration for line in kept
     ):
