@@ -33,6 +33,7 @@ import random
 import shutil
 import time
 from collections import Counter
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from pathlib import Path
@@ -316,7 +317,7 @@ def run_iteration(
     console: Console,
     judge: JudgeDetector | None = None,
     served: ServedPolicy | None = None,
-    heldout: list[Path] = (),
+    heldout: Sequence[Path] = (),
 ) -> dict:
     """One iteration; returns its summary record (also appended to metrics.jsonl, after
     the checkpoint, and drawn in report.html). The rollouts come from the policy after
