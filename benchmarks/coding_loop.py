@@ -1,6 +1,7 @@
 """The coding loop's costs: time per iteration split into rollout, grading, monitoring,
-training and checkpoint for the default config (configs/coding-smol.toml), and episodes
-per minute with 1, 2 and 4 concurrent sandboxes, side by side in one run.
+training and checkpoint, and the loop's episodes per minute, for the default config
+(configs/coding-smol.toml), as each iteration's summary records them; and episodes per
+minute of rollouts alone with 1, 2 and 4 concurrent sandboxes, side by side in one run.
 
 Throughput is measured twice: with a scripted policy (the same five tool calls every
 episode: list, read, search, edit, run the tests; no model) it is the environment's own
@@ -37,6 +38,23 @@ from etude.synth.grade import grade, solved_workspace
 from etude.synth.task import load_task
 
 ROOT = Path(__file__).resolve().parents[1]
+# what each iteration's summary says about cost and behaviour (docs/coding-loop.md)
+ITERATION_KEYS = (
+    "iteration",
+    "seconds",
+    "episodes_per_minute",
+    "episodes",
+    "ends",
+    "reward_mean",
+    "tool_call_rate",
+    "tool_errors",
+    "turns_mean",
+    "tokens_mean",
+    "trained_tokens",
+    "ratios",
+    "hints_by_category",
+    "kl",
+)
 
 
 def _call(name: str, **args) -> dict:
@@ -111,12 +129,8 @@ def main() -> None:
     data |= {"out_dir": str(tmp / "run"), "iterations": args.iterations}
     cfg = parse_config(data)
     os.chdir(ROOT)  # the config's repository paths are relative to the repository
-    summaries = train(cfg)
-    iteration = [
-        {k: s[k] for k in ("iteration", "seconds", "episodes", "ends", "reward_mean")}
-        | {"hints_by_category": s["hints_by_category"], "kl": s["kl"]}
-        for s in summaries
-    ]
+    summaries = [s for s in train(cfg) if s["iteration"] > 0]
+    iteration = [{k: s[k] for k in ITERATION_KEYS} for s in summaries]
 
     from rich.console import Console
 
@@ -165,6 +179,13 @@ def main() -> None:
             k: statistics.median(s["seconds"][k] for s in iteration)
             for k in iteration[0]["seconds"]
         },
+        "time_share_median": {
+            k: statistics.median(s["seconds"][k] / sum(s["seconds"].values()) for s in iteration)
+            for k in iteration[0]["seconds"]
+        },
+        "loop_episodes_per_minute_median": statistics.median(
+            s["episodes_per_minute"] for s in iteration
+        ),
         "grading_seconds_changed_workspace": {
             "median": statistics.median(grading),
             "runs": grading,
@@ -178,6 +199,7 @@ def main() -> None:
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result["seconds_per_iteration_median"]))
+    print("loop episodes per minute:", result["loop_episodes_per_minute_median"])
     print("grading a changed workspace:", result["grading_seconds_changed_workspace"])
     for name, entry in result["episodes_per_minute"].items():
         rates = {c: round(v["episodes_per_minute"], 2) for c, v in entry["by_concurrency"].items()}

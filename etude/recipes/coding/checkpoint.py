@@ -15,6 +15,9 @@ leaves `checkpoint.old/` (complete) and no `checkpoint/`; `find_checkpoint` fall
 lines of iterations after the checkpoint (done again after the resume) move to
 `metrics.discarded.jsonl`, and a line lost to a crash right after the checkpoint is restored
 from `state.json`.
+
+A new run can start its policy from such a checkpoint's weights alone (`model.init`:
+`check_warm_start`, `load_weights`); `etude sft` writes the same layout.
 """
 
 from __future__ import annotations
@@ -130,6 +133,43 @@ def check_resumable(path: Path, cfg: CodingConfig) -> None:
         )
 
 
+def check_warm_start(path: Path) -> dict:
+    """The state.json of the checkpoint at `path` to start a run's policy from (`model.init`);
+    raises CheckpointError when `path` is not a complete checkpoint."""
+    path = Path(path)
+    if not path.is_dir():
+        raise CheckpointError(f"model.init {path} is not a directory")
+    missing = [f for f in ("state.json", "model.safetensors") if not (path / f).is_file()]
+    if missing:
+        inside = find_checkpoint(path)
+        advice = f"; its checkpoint is {inside}" if inside is not None else ""
+        raise CheckpointError(
+            f"model.init {path} is not a checkpoint of the coding loop or `etude sft` "
+            f"(no {' or '.join(missing)}){advice}"
+        )
+    try:
+        return read_state(path)
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise CheckpointError(f"model.init {path}: state.json is not valid JSON: {err}") from err
+
+
+def load_weights(path: Path, model) -> None:
+    """Load only the weights of the checkpoint at `path` into `model` (a warm start: the
+    optimizer and RNG states are not touched); raises CheckpointError when they do not fit
+    the model (other names or shapes)."""
+    from safetensors import SafetensorError
+    from safetensors.torch import load_model
+
+    try:
+        load_model(model, str(Path(path) / "model.safetensors"))
+    except (RuntimeError, SafetensorError) as err:
+        detail = " ".join(str(err).split())[:400]
+        raise CheckpointError(
+            f"model.init {path}: its weights do not fit the policy being trained "
+            f"(a checkpoint of another model?): {detail}"
+        ) from err
+
+
 def load_checkpoint(path: Path, model, optimizer) -> dict:
     """Load the weights, optimizer state and RNG states of the checkpoint at `path` into
     `model`, `optimizer` and this process; returns its state.json."""
@@ -149,9 +189,10 @@ def load_checkpoint(path: Path, model, optimizer) -> dict:
     return state
 
 
-def reconcile_metrics(out_dir: Path, iteration: int, last_summary: dict | None) -> None:
-    """Make `out_dir/metrics.jsonl` hold exactly the lines of iterations 1..`iteration`, in
-    order: later lines (their iterations run again) are appended to
+def reconcile_metrics(out_dir: Path, iteration: int | None, last_summary: dict | None) -> None:
+    """Make `out_dir/metrics.jsonl` hold exactly the lines of iterations 0..`iteration`, in
+    order (0: the held-out evaluation before the first update; `iteration` None: a new run,
+    no line): later lines (their iterations run again) are appended to
     `metrics.discarded.jsonl`, and the checkpoint's own line `last_summary` is restored if a
     crash lost it. The file is replaced atomically."""
     metrics = Path(out_dir) / "metrics.jsonl"
@@ -166,7 +207,7 @@ def reconcile_metrics(out_dir: Path, iteration: int, last_summary: dict | None) 
         except (json.JSONDecodeError, KeyError, TypeError):
             dropped.append(line)  # a line cut short by a crash
             continue
-        (kept if it <= iteration else dropped).append(line)
+        (kept if iteration is not None and it <= iteration else dropped).append(line)
     if last_summary is not None and not any(
         json.loads(line)["iteration"] == iteration for line in kept
     ):

