@@ -36,6 +36,7 @@ from etude.rl.trajectory import (
 
 _CALL = re.compile(r"<tool_call>(.*?)(?:</tool_call>|$)", re.DOTALL)
 _NAME = re.compile(r'"name"\s*:\s*"([^"]*)"')
+_TOKEN_ID = re.compile(r"token_id:(\d+)")
 UNPARSED = "unparsed_tool_call"
 
 
@@ -134,14 +135,18 @@ class OpenAIBackend:
 
     Token mode (`tokenizer`: the served model's Hugging Face tokenizer, for rollouts that
     train): the prompt is the trainer's token sequence (`tokenize(...,
-    add_generation_prompt=True)`), decoded and sent to `/v1/completions` with `logprobs`.
-    The reply's tokens become the turn's `Sample`: ids read from `token_id:N` strings (vLLM
-    with `return_tokens_as_token_ids`) or mapped from each token's text through the
-    tokenizer's vocabulary (llama-cpp-python returns text only), checked to spell the
-    reply; a turn that ended on its stop token gets the tokenizer's end-of-sequence id (the
-    server does not return it) with no log-prob. A reply without per-token log-probs, or
-    whose tokens do not map, is refused (BackendError) unless `off_policy=True`: then the
-    text is re-tokenized and trains without sampler log-probs (ratio 1).
+    add_generation_prompt=True)`), sent to `/v1/completions` with `logprobs` as text, or as
+    the token ids themselves with `prompt_ids=True` (vLLM takes a list of ids as `prompt`;
+    llama-cpp-python takes text only). `/v1/completions`, not the chat endpoint: only it
+    samples from the trainer's own prompt rather than the server's rendering of the
+    messages. The reply's tokens become the turn's `Sample`: ids read from vLLM's
+    `token_id:N` strings (`return_tokens_as_token_ids`) or mapped from each token's text
+    through the tokenizer's vocabulary (llama-cpp-python returns text only), checked to spell
+    the reply; a turn that ended on its stop token keeps it when the server returns it
+    (vLLM) and otherwise gets the tokenizer's end-of-sequence id with no log-prob. A reply
+    without per-token log-probs, or whose tokens do not map, is refused (BackendError)
+    unless `off_policy=True`: then the text is re-tokenized and trains without sampler
+    log-probs (ratio 1).
 
     Without a tokenizer: `/v1/chat/completions`, the message view only (for a judge or
     `synth-agent`; not trainable). `native_tools=False` (servers whose template has no tool
@@ -162,12 +167,13 @@ class OpenAIBackend:
         native_tools: bool = False,
         tokenizer: Any = None,
         off_policy: bool = False,
+        prompt_ids: bool = False,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.url = self.base_url + "/chat/completions"
         self.model = model
         self.max_tokens, self.temperature, self.timeout_s = max_tokens, temperature, timeout_s
-        self.native_tools, self.off_policy = native_tools, off_policy
+        self.native_tools, self.off_policy, self.prompt_ids = native_tools, off_policy, prompt_ids
         self.tokenizer = tokenizer
         self.chat_template = HFChat(tokenizer) if tokenizer is not None else None
         self._vocab: dict[str, int] | None = None
@@ -252,7 +258,7 @@ class OpenAIBackend:
         ids = tokenize(messages, self.chat_template, add_generation_prompt=True).tokens.tolist()
         body = {
             "model": self.model,
-            "prompt": self.tokenizer.decode(ids),
+            "prompt": ids if self.prompt_ids else self.tokenizer.decode(ids),
             "max_tokens": self.max_tokens,
             "temperature": self.temperature,
             "logprobs": 1,
@@ -288,9 +294,9 @@ class OpenAIBackend:
             ids = self.tokenizer(text, add_special_tokens=False)["input_ids"]
             values = [None] * len(ids)
         ids, values = list(ids), [None if v is None else float(v) for v in values]
-        eos = self.tokenizer.eos_token_id
-        if finish == "stop" and (not ids or ids[-1] != eos):
-            ids.append(eos)
+        # a stop token the server returned (vLLM) is kept; one it left out is added
+        if finish == "stop" and (not ids or ids[-1] not in self.tokenizer.all_special_ids):
+            ids.append(self.tokenizer.eos_token_id)
             values.append(None)
         if not ids:  # an empty reply cut at once: nothing sampled
             raise BackendError(f"{where} returned an empty completion")
@@ -298,8 +304,10 @@ class OpenAIBackend:
 
     def _ids(self, strings: list[str], text: str) -> list[int] | None:
         """Token ids for the server's per-token strings, or None when they do not map."""
-        if all(s.startswith("token_id:") for s in strings):
-            return [int(s.removeprefix("token_id:")) for s in strings]
+        as_ids = [_TOKEN_ID.fullmatch(s) for s in strings]
+        if all(as_ids):  # vLLM's `token_id:N`
+            ids = [int(m.group(1)) for m in as_ids]
+            return ids if all(i < len(self.tokenizer) for i in ids) else None
         if "".join(strings) != text:
             return None
         if self._vocab is None:
