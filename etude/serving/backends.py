@@ -102,31 +102,58 @@ class HFBackend:
         token sequence (`tokenize(..., add_generation_prompt=True)`), the ids are the
         generated ones (the stop token included when one ended the turn), the log-probs come
         from the model's raw logits. Raises BackendError when the context is too long."""
-        ids = tokenize(messages, self.chat, add_generation_prompt=True).tokens[None]
-        if ids.shape[1] + self.max_new_tokens > self.max_context:
+        return self.complete_batch([messages], tools)[0]
+
+    def complete_batch(
+        self, conversations: list[list[Message]], tools: list[dict]
+    ) -> list[tuple[Message, int]]:
+        """One assistant turn for each conversation, sampled together by one `generate` call
+        and recorded as `complete` records one. Prompts are left-padded and masked, so each
+        row sees only its own tokens at its own positions; a row that stops early is cut
+        after its stop token (what `generate` appends to it afterwards was never sampled)."""
+        prompts = [tokenize(m, self.chat, add_generation_prompt=True).tokens for m in conversations]
+        width = max(len(p) for p in prompts)
+        if width + self.max_new_tokens > self.max_context:
             raise BackendError(
-                f"context of {ids.shape[1]} tokens + {self.max_new_tokens} new exceeds "
+                f"context of {width} tokens + {self.max_new_tokens} new exceeds "
                 f"max_context {self.max_context}"
             )
+        pad = self.tokenizer.eos_token_id
+        ids = torch.full((len(prompts), width), pad, dtype=torch.long)
+        mask = torch.zeros_like(ids)
+        for row, prompt in enumerate(prompts):
+            ids[row, width - len(prompt) :], mask[row, width - len(prompt) :] = prompt, 1
         with torch.no_grad():
             out = self.model.generate(
                 ids,
-                attention_mask=torch.ones_like(ids),
+                attention_mask=mask,
                 max_new_tokens=self.max_new_tokens,
                 do_sample=self.temperature > 0,
                 temperature=self.temperature if self.temperature > 0 else None,
                 top_p=self.top_p if self.temperature > 0 else None,
-                pad_token_id=self.tokenizer.eos_token_id,
+                pad_token_id=pad,
                 return_dict_in_generate=True,
                 output_logits=True,
             )
-        new = out.sequences[0, ids.shape[1] :]
-        logits = torch.stack(out.logits, dim=1)[0].float()  # [n, V], before any processor
-        logprobs = torch.log_softmax(logits, dim=-1).gather(-1, new[:, None])[:, 0]
-        finish = "stop" if int(new[-1]) in self.stop_ids else "length"
-        sample = Sample(tuple(new.tolist()), tuple(logprobs.tolist()), finish)
-        text = self.tokenizer.decode(new, skip_special_tokens=True)
-        return with_sample(parse_assistant(text), sample), int(new.numel())
+        new = out.sequences[:, width:]  # [B, n]
+        # log-probs step by step from the raw logits (before any processor): [B, n]
+        logprobs = torch.stack(
+            [
+                torch.log_softmax(step.float(), dim=-1).gather(-1, new[:, t, None])[:, 0]
+                for t, step in enumerate(out.logits)
+            ],
+            dim=1,
+        )
+        results = []
+        for row in range(len(prompts)):
+            sampled = new[row].tolist()
+            stop = next((t for t, i in enumerate(sampled) if i in self.stop_ids), None)
+            n = len(sampled) if stop is None else stop + 1
+            finish = "length" if stop is None else "stop"
+            sample = Sample(tuple(sampled[:n]), tuple(logprobs[row, :n].tolist()), finish)
+            text = self.tokenizer.decode(sampled[:n], skip_special_tokens=True)
+            results.append((with_sample(parse_assistant(text), sample), n))
+        return results
 
 
 class OpenAIBackend:
