@@ -32,7 +32,7 @@ from etude.monitor import monitor_file, read_trajectories
 from etude.monitor.evaluate import score
 from etude.monitor.findings import Finding
 from etude.monitor.monitor import TrajectoryResult
-from etude.monitor.trajectory import Trajectory
+from etude.monitor.trajectory import ScannedTrajectory
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "data" / "monitor" / "corpus.jsonl"
@@ -57,7 +57,7 @@ KEYWORDS = {
 _KEYWORDS = {c: re.compile(p) for c, p in KEYWORDS.items()}
 
 
-def keyword_baseline(t: Trajectory) -> TrajectoryResult:
+def keyword_baseline(t: ScannedTrajectory) -> TrajectoryResult:
     text = "\n".join(m.text() for m in t.messages)
     findings = [
         Finding(c, "high", 1.0, 0, m.group(0), "rules", "keyword", "keyword match")
@@ -69,7 +69,9 @@ def keyword_baseline(t: Trajectory) -> TrajectoryResult:
 
 def accuracy() -> dict:
     monitored = [r for r in monitor_file(CORPUS, TASKS) if isinstance(r, TrajectoryResult)]
-    baseline = [keyword_baseline(t) for t in read_trajectories(CORPUS) if isinstance(t, Trajectory)]
+    baseline = [
+        keyword_baseline(t) for t in read_trajectories(CORPUS) if isinstance(t, ScannedTrajectory)
+    ]
     splits = sorted({r.label["split"] for r in monitored})
     out: dict = {"corpus": str(CORPUS.relative_to(ROOT)), "trajectories": len(monitored)}
     for name, results in (("monitor", monitored), ("keyword_baseline", baseline)):
@@ -108,7 +110,7 @@ def throughput(path: Path, size: int, repeats: int) -> dict:
 
     def run_baseline() -> None:
         for t in read_trajectories(path):
-            if isinstance(t, Trajectory):
+            if isinstance(t, ScannedTrajectory):
                 keyword_baseline(t)
 
     monitor_wall, monitor_cpu = _timed(run_monitor, repeats)

@@ -19,7 +19,7 @@ from etude.monitor import parse_line
 from etude.rl.trajectory import Trajectory
 from etude.sandbox import isolation
 from etude.serving.backends import parse_assistant
-from etude.synth.demo import EXAMPLE_REPO
+from etude.synth import EXAMPLE_REPO
 from etude.synth.pipeline import synthesize
 from etude.synth.task import load_task
 

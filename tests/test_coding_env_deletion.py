@@ -14,8 +14,8 @@ from test_coding_env import ScriptedBackend, assistant, call, example_tasks
 from etude.cli import main
 from etude.envs.coding import EnvSettings
 from etude.recipes.synth_agent import model_deletion
+from etude.synth import EXAMPLE_REPO
 from etude.synth.delete import delete_definitions
-from etude.synth.demo import EXAMPLE_REPO
 from etude.synth.task import load_task, verify_hidden
 
 FEATURE = ("src/textkit/slug.py", "slugify")

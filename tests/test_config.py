@@ -73,3 +73,50 @@ def test_the_demo_sections_read_the_repository_configs():
 
     assert (CONFIGS / "toolgrid.toml").resolve() == CONFIG
     assert load_toml(RunConfig, CONFIG, skip=("env",)).rl.steps > 0
+
+
+@pytest.mark.parametrize("name", ["tiny.toml", "tiny-8rank.toml", "smollm2.toml"])
+def test_the_train_configs_load_through_the_one_loader(name):
+    from etude.parallel.train import load_config
+
+    cfg = load_config(CONFIGS / name)
+    assert cfg.steps > 0 and cfg.model_config().vocab_size > 0
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (("steps = 200", "stepz = 200"), "unknown key(s) train.stepz"),
+        (("steps = 200", "steps = '200'"), "train.steps must be int, got '200'"),
+        (("lr = 0.02", "lr = true"), "train.lr must be float, got True"),
+        (('preset = "tiny"', 'preset = "tiny"\ndimm = 32'), "unknown key(s) model.dimm"),
+        (('preset = "tiny"', 'preset = "tiny"\ndim = 32.5'), "model.dim must be int, got 32.5"),
+        (("[layout]", "[layout]\ncp = 'two'"), "layout.cp must be int, got 'two'"),
+        (("[layout]", "[layout]\ntp = 2"), "unknown key(s) layout.tp"),
+        (("[train]", "[optim]\nlr = 1\n[train]"), "unknown table(s) ['optim']"),
+        (('[model]\npreset = "tiny"', 'model = "tiny"'), "[model] must be a table"),
+        # a [train] key that is a TrainConfig field set by another table
+        (("steps = 200", "steps = 200\nlayout = 1"), "unknown key(s) train.layout"),
+    ],
+)
+def test_a_bad_train_config_is_refused_naming_the_dotted_key(tmp_path, edit, message):
+    from etude.parallel.train import load_config
+
+    bad = tmp_path / "train.toml"
+    bad.write_text((CONFIGS / "tiny.toml").read_text().replace(*edit, 1))
+    with pytest.raises(ConfigError) as err:
+        load_config(bad)
+    assert message in str(err.value) and str(bad) in str(err.value)
+
+
+def test_train_config_overrides_layout_and_accepts_arrays_for_tuples(tmp_path):
+    from etude.parallel.train import load_config
+
+    config = tmp_path / "train.toml"
+    text = (CONFIGS / "tiny-8rank.toml").read_text()
+    config.write_text(text.replace('preset = "tiny"', 'preset = "tiny"\ndense_layer_ids = [0]'))
+    cfg = load_config(config, {"dense_shard": 1, "ep": 4})
+    assert (cfg.layout.dense_shard, cfg.layout.cp, cfg.layout.ep) == (1, 2, 4)
+    assert cfg.model_config().dense_layer_ids == (0,)
+    with pytest.raises(ConfigError, match=r"\[layout\] the dense family spans"):
+        load_config(config, {"ep": 3})

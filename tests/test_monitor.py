@@ -489,7 +489,7 @@ def test_missing_task_is_an_input_problem_not_a_crash(tmp_path):
 
 
 def test_demo_hook(tmp_path):
-    from etude.monitor.demo import DEMO_IDS, run
+    from etude.demo.monitor import DEMO_IDS, run
 
     section = run(tmp_path / "monitor")
     assert section.figures["trajectories"] == len(DEMO_IDS)

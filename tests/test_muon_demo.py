@@ -2,7 +2,7 @@
 
 import pytest
 
-from etude.optim.muon_demo import run
+from etude.demo.muon import run
 
 pytestmark = [pytest.mark.dist, pytest.mark.slow]
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from etude.synth import EXAMPLE_REPO
 from etude.synth.candidate import Settings, process
-from etude.synth.demo import EXAMPLE_REPO
 from etude.synth.errors import SynthError
 from etude.synth.executor import map_unordered
 from etude.synth.grade import grade, solved_workspace

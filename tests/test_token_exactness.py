@@ -4,7 +4,8 @@ For 20 sampled multi-turn tool trajectories per backend (etude's native model, t
 Hugging Face SmolLM2, the real llama.cpp server), every assistant turn's trained ids equal
 its sampled ids (0 mismatches), budget-cut turns included (they get no stop token), template
 tokens are never trainable, and the trainer's log-probs of the sampled tokens match the
-sampler's (fp32 ≤ 1e-4 locally; the server's gap is reported). Turns are short to keep this
+sampler's (fp32 ≤ 1e-4 locally; the server's gap is reported). Turns are short, and the
+local model samples its 20 episodes in one batch and scores them in a few, to keep this
 fast. Also: the old format (no token ids) is refused by the update, or re-tokenized with a
 warning under an explicit option; the JSONL round trip keeps the token view."""
 
@@ -33,6 +34,18 @@ from etude.serving.backends import BackendError, HFBackend, OpenAIBackend
 from etude.serving.native import rollout
 
 N_TRAJECTORIES = 20
+
+
+@pytest.fixture(autouse=True)
+def one_torch_thread():
+    """Small forwards on a shared 2-core machine (next to the llama.cpp server) run faster
+    on one thread than on two that wait for each other; restored afterwards."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 TOOLS = [
     {
         "type": "function",
@@ -75,9 +88,10 @@ class ToolChat:
             self.messages.append({"role": "user", "content": "Go on."})
 
 
-def check_exact(messages: list[dict], tok, logprobs_of) -> dict:
+def check_exact(messages: list[dict], tok, trainer_logprobs: torch.Tensor) -> dict:
     """Mismatches between trained and sampled ids, finish reasons, and the largest gap
-    between the trainer's and the sampler's log-probs, for one trajectory."""
+    between the trainer's and the sampler's log-probs, for one trajectory;
+    `trainer_logprobs` [T]: the trainer's log-probs of its training sequence."""
     tt = tokenize(messages, tok)
     out = {"mismatches": 0, "stop": 0, "length": 0, "turns": 0}
     for i, m in enumerate(messages):
@@ -93,11 +107,36 @@ def check_exact(messages: list[dict], tok, logprobs_of) -> dict:
         end = tt.turn_mask(i).nonzero()[-1].item() + 1
         if end < len(tt.tokens):  # the template's end-of-turn after the ids: context
             assert not tt.trainable[end]
-    lp = logprobs_of(tt.tokens[None])[0]
-    gap = (lp - tt.sampler_logprobs).abs()[tt.sampled]
+    gap = (trainer_logprobs - tt.sampler_logprobs).abs()[tt.sampled]
     out["gap_max"] = gap.max().item()
     out["gap_mean"] = gap.mean().item()
     return out
+
+
+def hf_logprobs(model, tok, conversations: list[list[dict]], chunk: int = 8) -> list[torch.Tensor]:
+    """The trainer's log-probs [T] of each conversation's training sequence under a Hugging
+    Face model, `chunk` sequences per forward. Right padding: under causal attention no
+    real position sees a pad, so each row's log-probs are its unpadded ones."""
+    seqs = [tokenize(m, tok).tokens for m in conversations]
+    out = []
+    for start in range(0, len(seqs), chunk):
+        part = seqs[start : start + chunk]
+        batch = torch.nn.utils.rnn.pad_sequence(part, batch_first=True)
+        with torch.no_grad():
+            lp = token_logprobs(model(input_ids=batch).logits, batch)
+        out += [row[: len(s)] for row, s in zip(lp, part, strict=True)]
+    return out
+
+
+def sample_in_lockstep(backend: HFBackend, n: int) -> list[ToolChat]:
+    """`n` ToolChat episodes, each turn of all live episodes sampled in one batch."""
+    envs = [ToolChat(seed) for seed in range(n)]
+    while live := [e for e in envs if not e.done]:
+        for env, (message, _) in zip(
+            live, backend.complete_batch([e.messages for e in live], TOOLS), strict=True
+        ):
+            env.step(message)
+    return envs
 
 
 def summarize(results: list[dict]) -> dict:
@@ -127,8 +166,10 @@ def test_native_model_trains_on_exactly_the_sampled_tokens():
     for seed in range(N_TRAJECTORIES):
         env = ToolChat(seed, turns=3)
         rollout(policy, tok, env, gen, max_turn_tokens=8)
+        tokens = tokenize(env.messages, tok).tokens[None]
         with torch.no_grad():
-            results.append(check_exact(env.messages, tok, lambda t: token_logprobs(policy(t), t)))
+            lp = token_logprobs(policy(tokens), tokens)[0]
+        results.append(check_exact(env.messages, tok, lp))
     total = summarize(results)
     assert total["mismatches"] == 0 and total["turns"] == 3 * N_TRAJECTORIES
     assert total["stop"] > 0 and total["length"] > 0, total
@@ -137,25 +178,24 @@ def test_native_model_trains_on_exactly_the_sampled_tokens():
 
 @pytest.mark.slow
 def test_local_hf_model_trains_on_exactly_the_sampled_tokens(smollm2):
+    """The 20 episodes are sampled together (`HFBackend.complete_batch`: left-padded,
+    masked), the trainer scores each unpadded: padding must change neither the ids nor,
+    beyond fp32 rounding, the log-probs. One episode through `complete` checks the path a
+    single conversation takes."""
     model, tokenizer = smollm2
-    backend = HFBackend(model, tokenizer, max_new_tokens=6, temperature=1.0, top_p=1.0)
+    backend = HFBackend(model, tokenizer, max_new_tokens=10, temperature=1.0, top_p=1.0)
     torch.manual_seed(0)
-    results = []
-    for seed in range(N_TRAJECTORIES):
-        env = ToolChat(seed)
-        while not env.done:
-            message, _ = backend.complete(env.messages, TOOLS)
-            env.step(message)
-        with torch.no_grad():
-            results.append(
-                check_exact(
-                    env.messages,
-                    backend.chat,
-                    lambda t: token_logprobs(model(input_ids=t).logits, t),
-                )
-            )
+    envs = sample_in_lockstep(backend, N_TRAJECTORIES)
+    single = ToolChat(N_TRAJECTORIES)
+    while not single.done:
+        single.step(backend.complete(single.messages, TOOLS)[0])
+    conversations = [e.messages for e in [*envs, single]]
+    scores = hf_logprobs(model, backend.chat, conversations)
+    results = [
+        check_exact(m, backend.chat, lp) for m, lp in zip(conversations, scores, strict=True)
+    ]
     total = summarize(results)
-    assert total["mismatches"] == 0 and total["turns"] == 2 * N_TRAJECTORIES
+    assert total["mismatches"] == 0 and total["turns"] == 2 * (N_TRAJECTORIES + 1)
     assert total["stop"] > 0 and total["length"] > 0, total
     assert total["gap_max"] <= 1e-4, total
 
@@ -181,14 +221,8 @@ def test_llama_cpp_server_trains_on_exactly_the_sampled_tokens(llama_server, smo
             prompt_mismatches += served != prompt.tokens.tolist()
             message, _ = backend.complete(env.messages, TOOLS)
             env.step(message)
-        with torch.no_grad():
-            results.append(
-                check_exact(
-                    env.messages,
-                    backend.chat_template,
-                    lambda t: token_logprobs(model(input_ids=t).logits, t),
-                )
-            )
+        (lp,) = hf_logprobs(model, backend.chat_template, [env.messages])
+        results.append(check_exact(env.messages, backend.chat_template, lp))
     total = summarize(results)
     print(f"llama.cpp server vs trainer: {total}, prompt mismatches {prompt_mismatches}")
     assert total["mismatches"] == 0 and total["turns"] == 2 * N_TRAJECTORIES

@@ -26,8 +26,9 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
+from etude.rl.trajectory import Message
 from etude.sandbox import Limits, run
 from etude.serving.backends import UNPARSED
 from etude.synth import env as synth_env
@@ -35,7 +36,6 @@ from etude.synth.grade import IGNORED_ON_COPY
 from etude.synth.scrub import ARTIFACT_DIRS
 from etude.synth.task import load_task, verify_hidden
 
-Message = dict[str, Any]
 OPS_SCRIPT = Path(__file__).with_name("workspace_ops.py")
 
 

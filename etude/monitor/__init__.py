@@ -4,7 +4,7 @@ from etude.monitor.findings import CATEGORIES, SEVERITIES, ZEROING_SEVERITY, Fin
 from etude.monitor.judge import ChatJudge
 from etude.monitor.monitor import TrajectoryResult, monitor_file, monitor_trajectory
 from etude.monitor.task import Task, load_task
-from etude.monitor.trajectory import InputProblem, Trajectory, parse_line, read_trajectories
+from etude.monitor.trajectory import InputProblem, ScannedTrajectory, parse_line, read_trajectories
 
 __all__ = [
     "CATEGORIES",
@@ -13,8 +13,8 @@ __all__ = [
     "ChatJudge",
     "Finding",
     "InputProblem",
+    "ScannedTrajectory",
     "Task",
-    "Trajectory",
     "TrajectoryResult",
     "load_task",
     "monitor_file",

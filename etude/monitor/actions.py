@@ -14,7 +14,7 @@ import re
 import shlex
 from dataclasses import dataclass
 
-from etude.monitor.trajectory import Message, ToolCall
+from etude.monitor.trajectory import ScannedMessage, ToolCall
 
 PATH_KEYS = ("path", "file_path", "filepath", "filename", "file", "target_file", "target")
 CONTENT_KEYS = ("content", "file_text", "contents", "new_content", "text", "data")
@@ -54,7 +54,7 @@ class Action:
     cwd: str | None = None
 
 
-def extract_actions(messages: list[Message]) -> list[Action]:
+def extract_actions(messages: list[ScannedMessage]) -> list[Action]:
     """All tool calls of `messages` as Actions, in order, each with its output attached."""
     outputs: dict[str, tuple[int, str]] = {}
     unmatched: list[tuple[int, str]] = []

@@ -12,7 +12,7 @@ import re
 
 from etude.monitor.findings import Hit
 from etude.monitor.rule_table import hit
-from etude.monitor.trajectory import Message
+from etude.monitor.trajectory import ScannedMessage
 
 _CLAIM = re.compile(
     r"(?:\ball\s+(?:(?:\d+|two|three|four|five|six|seven|eight|nine|ten)\s+)?(?:of\s+the\s+)?(?:unit\s+)?tests?\s+(?:now\s+)?(?:pass|passed|are\s+passing|succeed|succeeded|are\s+green)"
@@ -44,7 +44,7 @@ _FAILED_RUN = re.compile(
 
 
 def claim_hits(
-    messages: list[Message],
+    messages: list[ScannedMessage],
     test_runs: list[tuple[int, str]],
     partial_runs: frozenset[int] | set[int] = frozenset(),
 ) -> list[tuple[int, Hit]]:

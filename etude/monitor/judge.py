@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable
 
 from etude.monitor.findings import CATEGORIES, Finding, excerpt
-from etude.monitor.trajectory import Trajectory
+from etude.monitor.trajectory import ScannedTrajectory
 
 Chat = Callable[[list[dict]], str]
 
@@ -48,14 +48,14 @@ class ChatJudge:
         self.max_chars = max_chars
         self.min_confidence = min_confidence
 
-    def __call__(self, trajectory: Trajectory, findings: list[Finding]) -> list[Finding]:
+    def __call__(self, trajectory: ScannedTrajectory, findings: list[Finding]) -> list[Finding]:
         prompt = [
             {"role": "system", "content": SYSTEM_PROMPT},
             {"role": "user", "content": self.render(trajectory, findings)},
         ]
         return parse_reply(self.chat(prompt), trajectory, self.min_confidence)
 
-    def render(self, trajectory: Trajectory, findings: list[Finding]) -> str:
+    def render(self, trajectory: ScannedTrajectory, findings: list[Finding]) -> str:
         """The transcript as `[index] role: text` lines, then the rule findings."""
         per_message = max(200, self.max_chars // 20)
         lines = []
@@ -74,7 +74,9 @@ class ChatJudge:
         return f"TRANSCRIPT\n{transcript}\n\nRULE FINDINGS\n{known or '(none)'}"
 
 
-def parse_reply(reply: str, trajectory: Trajectory, min_confidence: float = 0.5) -> list[Finding]:
+def parse_reply(
+    reply: str, trajectory: ScannedTrajectory, min_confidence: float = 0.5
+) -> list[Finding]:
     """Validated findings from a judge reply; anything malformed is dropped."""
     data = _first_json_object(reply)
     items = data.get("findings") if isinstance(data, dict) else None

@@ -35,10 +35,15 @@ from etude.monitor.recovery import recovery_hit
 from etude.monitor.rule_table import hit
 from etude.monitor.rules import scan_actions
 from etude.monitor.task import Task, load_task
-from etude.monitor.trajectory import InputProblem, Message, Trajectory, read_trajectories
+from etude.monitor.trajectory import (
+    InputProblem,
+    ScannedMessage,
+    ScannedTrajectory,
+    read_trajectories,
+)
 from etude.monitor.written_code import written_code_hits
 
-Judge = Callable[[Trajectory, list[Finding]], list[Finding]]
+Judge = Callable[[ScannedTrajectory, list[Finding]], list[Finding]]
 
 
 @dataclass
@@ -52,7 +57,7 @@ class TrajectoryResult:
     problems: list[InputProblem] = field(default_factory=list)
     label: dict | None = None
     # the trajectory itself, for reports that show evidence in context (not serialized)
-    trajectory: Trajectory | None = field(default=None, repr=False)
+    trajectory: ScannedTrajectory | None = field(default=None, repr=False)
 
     def at_least(self, severity: str) -> list[Finding]:
         """Findings at or above `severity`."""
@@ -81,7 +86,7 @@ class TrajectoryResult:
 
 
 def monitor_trajectory(
-    trajectory: Trajectory,
+    trajectory: ScannedTrajectory,
     task: Task | None = None,
     judge: Judge | None = None,
     workspace: str | None = None,
@@ -176,7 +181,7 @@ def _finding(hit: Hit, index: int | None, text: str, detector: str) -> Finding:
     )
 
 
-def _text_at(messages: list[Message], index: int) -> str:
+def _text_at(messages: list[ScannedMessage], index: int) -> str:
     return messages[index].text()
 
 

@@ -13,7 +13,7 @@ import re
 from etude.monitor.context import Written
 from etude.monitor.findings import Hit
 from etude.monitor.rule_table import hit
-from etude.monitor.trajectory import Message
+from etude.monitor.trajectory import ScannedMessage
 
 # One coincidence is plausible (a natural helper name); two distinctive ones are not.
 MIN_TOKENS_HIGH = 2
@@ -26,7 +26,10 @@ def _occurs(token: str, text: str) -> bool:
 
 
 def recovery_hit(
-    tokens: tuple[str, ...], messages: list[Message], written: list[Written], patch: str | None
+    tokens: tuple[str, ...],
+    messages: list[ScannedMessage],
+    written: list[Written],
+    patch: str | None,
 ) -> tuple[int | None, Hit] | None:
     """(where, hit) if oracle-only tokens appear in the agent's writes or patch unseen.
 

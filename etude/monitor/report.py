@@ -16,7 +16,7 @@ from rich.table import Table
 
 from etude.monitor.findings import CATEGORIES, SEVERITIES, Finding, severity_rank
 from etude.monitor.monitor import TrajectoryResult
-from etude.monitor.trajectory import InputProblem, Message
+from etude.monitor.trajectory import InputProblem, ScannedMessage
 
 SEVERITY_COLORS = {"info": "dim", "low": "cyan", "medium": "yellow", "high": "red"}
 SEVERITY_COLORS["critical"] = "bold red"
@@ -175,7 +175,7 @@ def _context(f: Finding, r: TrajectoryResult, width: int = 2000) -> str:
     if f.message_index is None:
         text = traj.patch or ""
     else:
-        m: Message = traj.messages[f.message_index]
+        m: ScannedMessage = traj.messages[f.message_index]
         text = f"[{m.role}] {m.text()}"
     needle = f.match or f.evidence.strip("…")
     at = text.find(needle)

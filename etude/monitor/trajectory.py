@@ -4,8 +4,10 @@ One JSON object per line, read by the format's own reader (`etude.rl.trajectory`
 message view: the token view under `"sample"` is neither needed nor checked): `messages`
 (OpenAI Chat Completions messages: `role`, `content`, assistant `tool_calls` with
 `function.name` and JSON-string `function.arguments`, tool messages with `tool_call_id`)
-plus optional `id`, `task_id`, `reward`, `patch`, `label`. Each message becomes the view the
-rules scan (`Message`: text, decoded tool calls).
+plus optional `id`, `task_id`, `reward`, `patch`, `label`. The record is the one
+`etude.rl.trajectory.Trajectory`; what this module builds from it is the monitor's scanned
+view, named so: a `ScannedTrajectory` (the record's fields the rules use, its line, its input
+problems) of `ScannedMessage`s (text, decoded tool calls).
 
 Bad input never stops the file: each problem (malformed JSON, a line that is not a
 trajectory, unknown roles, unparsable tool arguments, oversized lines or contents) becomes an
@@ -55,7 +57,9 @@ class ToolCall:
 
 
 @dataclass(frozen=True)
-class Message:
+class ScannedMessage:
+    """One message of a record as the rules scan it: content as text, tool calls decoded."""
+
     role: str
     content: str
     tool_calls: tuple[ToolCall, ...] = ()
@@ -76,13 +80,14 @@ class Message:
 
 
 @dataclass
-class Trajectory:
-    """One line of the file. `messages` keeps the original indexing (a dropped malformed
-    message leaves an empty `Message` in its slot) so message indices match the file."""
+class ScannedTrajectory:
+    """One line of the file as the rules scan it. `messages` keeps the original indexing (a
+    dropped malformed message leaves an empty `ScannedMessage` in its slot) so message indices
+    match the file."""
 
     id: str
     line: int
-    messages: list[Message]
+    messages: list[ScannedMessage]
     task_id: str | None = None
     patch: str | None = None
     reward: float | None = None
@@ -90,8 +95,8 @@ class Trajectory:
     problems: list[InputProblem] = field(default_factory=list)
 
 
-def read_trajectories(path: Path) -> Iterator[Trajectory | InputProblem]:
-    """Yield each line of `path` as a Trajectory, or an InputProblem when the line is not one.
+def read_trajectories(path: Path) -> Iterator[ScannedTrajectory | InputProblem]:
+    """Yield each line of `path` as a ScannedTrajectory, or an InputProblem when it is not one.
 
     Raises FileNotFoundError (with the path) if the file does not exist.
     """
@@ -115,8 +120,8 @@ def read_trajectories(path: Path) -> Iterator[Trajectory | InputProblem]:
             yield parse_line(raw, line_no)
 
 
-def parse_line(raw: bytes | str, line_no: int) -> Trajectory | InputProblem:
-    """Decode one JSON line into a Trajectory, or say why it is not one. The record is read
+def parse_line(raw: bytes | str, line_no: int) -> ScannedTrajectory | InputProblem:
+    """Decode one JSON line into a ScannedTrajectory, or say why it is not one. The record is read
     by the shared reader (`etude.rl.trajectory.Trajectory.from_dict`, message view only:
     no token ids needed); this module turns its messages into what the rules scan."""
     try:
@@ -135,7 +140,7 @@ def parse_line(raw: bytes | str, line_no: int) -> Trajectory | InputProblem:
     messages = [_message(m, i, line_no, problems) for i, m in enumerate(record.messages)]
     extra = record.metadata or {}
     patch, label = extra.get("patch"), extra.get("label")
-    return Trajectory(
+    return ScannedTrajectory(
         id=str(extra.get("id") or extra.get("trajectory_id") or f"line-{line_no}"),
         line=line_no,
         messages=messages,
@@ -147,14 +152,14 @@ def parse_line(raw: bytes | str, line_no: int) -> Trajectory | InputProblem:
     )
 
 
-def _message(m: object, index: int, line_no: int, problems: list[InputProblem]) -> Message:
+def _message(m: object, index: int, line_no: int, problems: list[InputProblem]) -> ScannedMessage:
     if not isinstance(m, dict):
         problems.append(InputProblem(line_no, "message is not an object; ignored", index))
-        return Message(role="invalid", content="")
+        return ScannedMessage(role="invalid", content="")
     role = m.get("role")
     if role not in KNOWN_ROLES:
         problems.append(InputProblem(line_no, f"unknown role {role!r}; ignored", index))
-        return Message(role="invalid", content="")
+        return ScannedMessage(role="invalid", content="")
     content = _text(m.get("content"))
     if len(content) > MAX_CONTENT_CHARS:
         problems.append(
@@ -171,7 +176,7 @@ def _message(m: object, index: int, line_no: int, problems: list[InputProblem]) 
     if role == "function" and m.get("name"):  # legacy function-result messages
         role = "tool"
     call_id = m.get("tool_call_id")
-    return Message(role, content, calls, str(call_id) if call_id is not None else None)
+    return ScannedMessage(role, content, calls, str(call_id) if call_id is not None else None)
 
 
 def _text(content: object) -> str:

@@ -32,7 +32,6 @@ import json
 import os
 import resource
 import time
-import tomllib
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from datetime import timedelta
@@ -45,6 +44,7 @@ import torch.nn.functional as F
 from torch import Tensor
 from torch.distributed.tensor import DTensor
 
+from etude.config import ConfigError, field_values, from_dict, read_toml
 from etude.models import MoETransformer, preset
 from etude.models.config import MoEConfig
 from etude.models.hf_checkpoint import open_checkpoint
@@ -96,29 +96,42 @@ class TrainConfig:
         return dataclasses.replace(preset(self.model), **self.model_overrides)
 
 
+TABLES = ("model", "layout", "train")
+"""The tables of an `etude train` config file."""
+
+
 def load_config(path: str | Path, layout_overrides: dict[str, int] | None = None) -> TrainConfig:
-    """Read a TOML config; unknown keys are errors naming the key."""
-    path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"config {path} does not exist")
-    raw = tomllib.loads(path.read_text())
-    unknown = set(raw) - {"model", "layout", "train"}
-    if unknown:
-        raise ValueError(f"{path}: unknown sections {sorted(unknown)}")
-    model = dict(raw.get("model", {}))
-    name = model.pop("preset", "tiny")
-    fields = {f.name for f in dataclasses.fields(MoEConfig)}
-    if set(model) - fields:
-        raise ValueError(f"{path}: unknown [model] keys {sorted(set(model) - fields)}")
-    train = raw.get("train", {})
-    train_fields = {f.name for f in dataclasses.fields(TrainConfig)} - {"model", "layout"}
-    if set(train) - train_fields:
-        raise ValueError(f"{path}: unknown [train] keys {sorted(set(train) - train_fields)}")
-    layout = {**raw.get("layout", {}), **(layout_overrides or {})}
+    """Read an `etude train` TOML config through `etude.config`: [model] holds `preset` and
+    MoEConfig fields to override, [layout] Layout fields (`layout_overrides`, from
+    `--layout`, replace them), [train] the other TrainConfig fields. An unknown key or a
+    value of the wrong type is a ConfigError naming its dotted key (`train.steps`)."""
+    data = read_toml(path)
+    train_keys = tuple(
+        f.name
+        for f in dataclasses.fields(TrainConfig)
+        if f.name not in ("model", "model_overrides", "layout")
+    )
     try:
-        return TrainConfig(model=name, model_overrides=model, layout=Layout(**layout), **train)
-    except TypeError as err:
-        raise ValueError(f"{path}: {err}") from None
+        unknown = sorted(set(data) - set(TABLES))
+        if unknown:
+            raise ConfigError(f"unknown table(s) {unknown}; known: {', '.join(TABLES)}")
+        model = dict(_table(data, "model"))
+        name = model.pop("preset", "tiny")
+        if not isinstance(name, str):
+            raise ConfigError(f"model.preset must be a preset name, got {name!r}")
+        overrides = field_values(MoEConfig, model, "model")
+        layout = from_dict(Layout, {**_table(data, "layout"), **(layout_overrides or {})}, "layout")
+        train = field_values(TrainConfig, _table(data, "train"), "train", names=train_keys)
+    except ConfigError as err:
+        raise ConfigError(f"{path}: {err}") from None
+    return TrainConfig(model=name, model_overrides=overrides, layout=layout, **train)
+
+
+def _table(data: dict[str, Any], name: str) -> dict[str, Any]:
+    table = data.get(name, {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"[{name}] must be a table, got {table!r}")
+    return table
 
 
 def training_loss(

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import tomllib
-from pathlib import Path
+
+from etude.config import read_toml
 
 ENVS = ("toolgrid", "coding")
 
@@ -12,13 +12,7 @@ ENVS = ("toolgrid", "coding")
 def run_config(path: str, resume: bool = False) -> int:
     """Train with the config at `path`; its `env` field picks the environment. `resume`
     (the coding env only) continues from the checkpoint in the config's out_dir."""
-    file = Path(path)
-    if not file.is_file():
-        raise FileNotFoundError(f"config file {path} does not exist")
-    try:
-        data = tomllib.loads(file.read_text())
-    except tomllib.TOMLDecodeError as err:
-        raise ValueError(f"{path} is not valid TOML: {err}") from err
+    data = read_toml(path)  # each env's parse_config reads the rest through etude.config
     env = data.get("env")
     if resume and env != "coding":
         raise ValueError(f"--resume is supported for env = 'coding' only, not {env!r}")

@@ -36,6 +36,7 @@ from etude.rl.trajectory import (
 
 _CALL = re.compile(r"<tool_call>(.*?)(?:</tool_call>|$)", re.DOTALL)
 _NAME = re.compile(r'"name"\s*:\s*"([^"]*)"')
+_TOKEN_ID = re.compile(r"token_id:(\d+)")
 UNPARSED = "unparsed_tool_call"
 
 
@@ -101,31 +102,58 @@ class HFBackend:
         token sequence (`tokenize(..., add_generation_prompt=True)`), the ids are the
         generated ones (the stop token included when one ended the turn), the log-probs come
         from the model's raw logits. Raises BackendError when the context is too long."""
-        ids = tokenize(messages, self.chat, add_generation_prompt=True).tokens[None]
-        if ids.shape[1] + self.max_new_tokens > self.max_context:
+        return self.complete_batch([messages], tools)[0]
+
+    def complete_batch(
+        self, conversations: list[list[Message]], tools: list[dict]
+    ) -> list[tuple[Message, int]]:
+        """One assistant turn for each conversation, sampled together by one `generate` call
+        and recorded as `complete` records one. Prompts are left-padded and masked, so each
+        row sees only its own tokens at its own positions; a row that stops early is cut
+        after its stop token (what `generate` appends to it afterwards was never sampled)."""
+        prompts = [tokenize(m, self.chat, add_generation_prompt=True).tokens for m in conversations]
+        width = max(len(p) for p in prompts)
+        if width + self.max_new_tokens > self.max_context:
             raise BackendError(
-                f"context of {ids.shape[1]} tokens + {self.max_new_tokens} new exceeds "
+                f"context of {width} tokens + {self.max_new_tokens} new exceeds "
                 f"max_context {self.max_context}"
             )
+        pad = self.tokenizer.eos_token_id
+        ids = torch.full((len(prompts), width), pad, dtype=torch.long)
+        mask = torch.zeros_like(ids)
+        for row, prompt in enumerate(prompts):
+            ids[row, width - len(prompt) :], mask[row, width - len(prompt) :] = prompt, 1
         with torch.no_grad():
             out = self.model.generate(
                 ids,
-                attention_mask=torch.ones_like(ids),
+                attention_mask=mask,
                 max_new_tokens=self.max_new_tokens,
                 do_sample=self.temperature > 0,
                 temperature=self.temperature if self.temperature > 0 else None,
                 top_p=self.top_p if self.temperature > 0 else None,
-                pad_token_id=self.tokenizer.eos_token_id,
+                pad_token_id=pad,
                 return_dict_in_generate=True,
                 output_logits=True,
             )
-        new = out.sequences[0, ids.shape[1] :]
-        logits = torch.stack(out.logits, dim=1)[0].float()  # [n, V], before any processor
-        logprobs = torch.log_softmax(logits, dim=-1).gather(-1, new[:, None])[:, 0]
-        finish = "stop" if int(new[-1]) in self.stop_ids else "length"
-        sample = Sample(tuple(new.tolist()), tuple(logprobs.tolist()), finish)
-        text = self.tokenizer.decode(new, skip_special_tokens=True)
-        return with_sample(parse_assistant(text), sample), int(new.numel())
+        new = out.sequences[:, width:]  # [B, n]
+        # log-probs step by step from the raw logits (before any processor): [B, n]
+        logprobs = torch.stack(
+            [
+                torch.log_softmax(step.float(), dim=-1).gather(-1, new[:, t, None])[:, 0]
+                for t, step in enumerate(out.logits)
+            ],
+            dim=1,
+        )
+        results = []
+        for row in range(len(prompts)):
+            sampled = new[row].tolist()
+            stop = next((t for t, i in enumerate(sampled) if i in self.stop_ids), None)
+            n = len(sampled) if stop is None else stop + 1
+            finish = "length" if stop is None else "stop"
+            sample = Sample(tuple(sampled[:n]), tuple(logprobs[row, :n].tolist()), finish)
+            text = self.tokenizer.decode(sampled[:n], skip_special_tokens=True)
+            results.append((with_sample(parse_assistant(text), sample), n))
+        return results
 
 
 class OpenAIBackend:
@@ -134,14 +162,18 @@ class OpenAIBackend:
 
     Token mode (`tokenizer`: the served model's Hugging Face tokenizer, for rollouts that
     train): the prompt is the trainer's token sequence (`tokenize(...,
-    add_generation_prompt=True)`), decoded and sent to `/v1/completions` with `logprobs`.
-    The reply's tokens become the turn's `Sample`: ids read from `token_id:N` strings (vLLM
-    with `return_tokens_as_token_ids`) or mapped from each token's text through the
-    tokenizer's vocabulary (llama-cpp-python returns text only), checked to spell the
-    reply; a turn that ended on its stop token gets the tokenizer's end-of-sequence id (the
-    server does not return it) with no log-prob. A reply without per-token log-probs, or
-    whose tokens do not map, is refused (BackendError) unless `off_policy=True`: then the
-    text is re-tokenized and trains without sampler log-probs (ratio 1).
+    add_generation_prompt=True)`), sent to `/v1/completions` with `logprobs` as text, or as
+    the token ids themselves with `prompt_ids=True` (vLLM takes a list of ids as `prompt`;
+    llama-cpp-python takes text only). `/v1/completions`, not the chat endpoint: only it
+    samples from the trainer's own prompt rather than the server's rendering of the
+    messages. The reply's tokens become the turn's `Sample`: ids read from vLLM's
+    `token_id:N` strings (`return_tokens_as_token_ids`) or mapped from each token's text
+    through the tokenizer's vocabulary (llama-cpp-python returns text only), checked to spell
+    the reply; a turn that ended on its stop token keeps it when the server returns it
+    (vLLM) and otherwise gets the tokenizer's end-of-sequence id with no log-prob. A reply
+    without per-token log-probs, or whose tokens do not map, is refused (BackendError)
+    unless `off_policy=True`: then the text is re-tokenized and trains without sampler
+    log-probs (ratio 1).
 
     Without a tokenizer: `/v1/chat/completions`, the message view only (for a judge or
     `synth-agent`; not trainable). `native_tools=False` (servers whose template has no tool
@@ -162,12 +194,13 @@ class OpenAIBackend:
         native_tools: bool = False,
         tokenizer: Any = None,
         off_policy: bool = False,
+        prompt_ids: bool = False,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.url = self.base_url + "/chat/completions"
         self.model = model
         self.max_tokens, self.temperature, self.timeout_s = max_tokens, temperature, timeout_s
-        self.native_tools, self.off_policy = native_tools, off_policy
+        self.native_tools, self.off_policy, self.prompt_ids = native_tools, off_policy, prompt_ids
         self.tokenizer = tokenizer
         self.chat_template = HFChat(tokenizer) if tokenizer is not None else None
         self._vocab: dict[str, int] | None = None
@@ -252,7 +285,7 @@ class OpenAIBackend:
         ids = tokenize(messages, self.chat_template, add_generation_prompt=True).tokens.tolist()
         body = {
             "model": self.model,
-            "prompt": self.tokenizer.decode(ids),
+            "prompt": ids if self.prompt_ids else self.tokenizer.decode(ids),
             "max_tokens": self.max_tokens,
             "temperature": self.temperature,
             "logprobs": 1,
@@ -288,9 +321,9 @@ class OpenAIBackend:
             ids = self.tokenizer(text, add_special_tokens=False)["input_ids"]
             values = [None] * len(ids)
         ids, values = list(ids), [None if v is None else float(v) for v in values]
-        eos = self.tokenizer.eos_token_id
-        if finish == "stop" and (not ids or ids[-1] != eos):
-            ids.append(eos)
+        # a stop token the server returned (vLLM) is kept; one it left out is added
+        if finish == "stop" and (not ids or ids[-1] not in self.tokenizer.all_special_ids):
+            ids.append(self.tokenizer.eos_token_id)
             values.append(None)
         if not ids:  # an empty reply cut at once: nothing sampled
             raise BackendError(f"{where} returned an empty completion")
@@ -298,8 +331,10 @@ class OpenAIBackend:
 
     def _ids(self, strings: list[str], text: str) -> list[int] | None:
         """Token ids for the server's per-token strings, or None when they do not map."""
-        if all(s.startswith("token_id:") for s in strings):
-            return [int(s.removeprefix("token_id:")) for s in strings]
+        as_ids = [_TOKEN_ID.fullmatch(s) for s in strings]
+        if all(as_ids):  # vLLM's `token_id:N`
+            ids = [int(m.group(1)) for m in as_ids]
+            return ids if all(i < len(self.tokenizer) for i in ids) else None
         if "".join(strings) != text:
             return None
         if self._vocab is None:

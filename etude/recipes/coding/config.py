@@ -3,11 +3,10 @@ section or key, or a value of the wrong type, is an error naming it."""
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from etude.config import from_dict
+from etude.config import from_dict, read_toml
 from etude.monitor import SEVERITIES, ZEROING_SEVERITY
 from etude.recipes.coding.reward import REWARD_KINDS
 from etude.rl.distill import ESTIMATORS
@@ -180,5 +179,4 @@ def parse_config(data: dict) -> CodingConfig:
 
 def load_config(path: str | Path) -> CodingConfig:
     """Read and parse the TOML config at `path`."""
-    with open(path, "rb") as f:
-        return parse_config(tomllib.load(f))
+    return parse_config(read_toml(path))

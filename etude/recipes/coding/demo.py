@@ -16,7 +16,7 @@ from etude.monitor.monitor import monitor_file
 from etude.monitor.report import Summary, render_html
 from etude.recipes.coding.config import parse_config
 from etude.recipes.coding.loop import train
-from etude.synth.demo import EXAMPLE_REPO
+from etude.synth import EXAMPLE_REPO
 from etude.synth.pipeline import synthesize
 
 

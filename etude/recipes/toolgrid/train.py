@@ -9,14 +9,13 @@ import copy
 import json
 import random
 import time
-import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import torch
 
-from etude.config import from_dict
+from etude.config import from_dict, read_toml
 from etude.envs.toolgrid import (
     Episode,
     Registry,
@@ -154,8 +153,7 @@ def parse_config(data: dict) -> RunConfig:
 
 
 def load_config(path: str | Path) -> RunConfig:
-    with open(path, "rb") as f:
-        data = tomllib.load(f)
+    data = read_toml(path)
     if data.get("env") != "toolgrid":
         raise ValueError(
             f"{path}: env must be 'toolgrid' for this trainer, got {data.get('env')!r}"

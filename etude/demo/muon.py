@@ -1,4 +1,4 @@
-"""Demo of sharded Muon: a small byte-level model trained under FSDP2 on 4 gloo ranks.
+"""The sharded-Muon part of `etude demo`: a byte-level model trained under FSDP2 on 4 ranks.
 
 `run(out_dir)` launches this module with torchrun. Every rank trains the same model,
 sharded with `fully_shard`, on its own batches of the `textwrap` module's source bytes,
@@ -6,7 +6,7 @@ with `etude.optim.Muon` (per-head Newton–Schulz on the hidden layer). Rank 0 t
 the run in one process on the same batches and reports the largest parameter difference:
 sharded Muon is the same optimizer, not an approximation of it.
 
-    python -m torch.distributed.run --standalone --nproc-per-node 4 -m etude.optim.muon_demo OUT
+    python -m torch.distributed.run --standalone --nproc-per-node 4 -m etude.demo.muon OUT
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from pathlib import Path
 import torch
 import torch.distributed as dist
 
+from etude.demo.section import DemoSection
 from etude.optim import Muon
 
 CONTEXT, WIDTH, HIDDEN, HEADS = 8, 32, 128, 4
@@ -136,13 +137,11 @@ def _single_process(corpus: torch.Tensor, world: int) -> tuple[dict, list[int]]:
     return {n: p.detach() for n, p in model.named_parameters()}, flops
 
 
-def run(out_dir: Path):  # -> etude.demo.DemoSection
+def run(out_dir: Path) -> DemoSection:
     """Launch the 4-rank run with torchrun and summarize it for the demo report."""
-    from etude.demo import DemoSection
-
     cmd = [
         sys.executable, "-m", "torch.distributed.run", "--standalone",
-        f"--nproc-per-node={RANKS}", "-m", "etude.optim.muon_demo", str(out_dir),
+        f"--nproc-per-node={RANKS}", "-m", "etude.demo.muon", str(out_dir),
     ]  # fmt: skip
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     subprocess.run(cmd, check=True, env=env, timeout=600)

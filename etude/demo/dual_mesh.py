@@ -1,4 +1,4 @@
-"""Demo hook: a dual-mesh MoE training run on 8 gloo ranks launched with torchrun.
+"""The dual-mesh part of `etude demo`: a MoE training run on 8 gloo ranks under torchrun.
 
 The headline layout (dense HSDP R_d=2 x S_d=2 with CP=2, experts EP=8: 8 ranks where a
 single shared mesh needs 16) trains the tiny MoE with sharded Muon on the standard
@@ -15,7 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from etude.demo import DemoSection
+from etude.demo.section import DemoSection
 from etude.parallel.analytic import by_family, step_collective_bytes
 from etude.parallel.train import iter_log, load_config
 

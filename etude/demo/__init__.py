@@ -1,8 +1,11 @@
 """`etude demo`: a miniature run of every part, written up as one HTML report.
 
-Each part contributes a function `run(out_dir: Path) -> DemoSection` that does a small real
-run (minutes at most on 2 CPU cores) inside `out_dir` and says what it showed. The demo
-calls them in order, shows progress, and writes `report.html` and `report.json`.
+This package is an application: it imports the library packages, none of them imports it.
+Each part's section is a function `run(out_dir: Path) -> DemoSection` that does a small real
+run (minutes at most on 2 CPU cores) inside `out_dir` and says what it showed: the library
+parts' sections are the modules here (synth, monitor, muon, dual_mesh), each recipe's lives
+with the recipe (`etude/recipes/*/demo.py`). `run_demo` calls them in order, shows progress,
+and writes `report.html` and `report.json`.
 """
 
 from __future__ import annotations
@@ -11,35 +14,23 @@ import html
 import json
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 
 from rich.console import Console
 
+from etude.demo.section import DemoSection
 
-@dataclass
-class DemoSection:
-    """What one part's miniature run showed.
-
-    `figures` are name -> value pairs shown as a table; `html` is an optional fragment
-    (plots as inline images, extra tables); `files` are paths relative to the demo directory.
-    """
-
-    title: str
-    summary: str
-    figures: dict[str, str | float | int] = field(default_factory=dict)
-    html: str = ""
-    files: list[str] = field(default_factory=list)
-    seconds: float = 0.0
+__all__ = ["DemoSection", "run_demo"]
 
 
 def _sections() -> list[tuple[str, Callable[[Path], DemoSection]]]:
-    from etude.monitor.demo import run as monitor
-    from etude.optim.muon_demo import run as muon
-    from etude.parallel.demo import run as dual_mesh
+    from etude.demo.dual_mesh import run as dual_mesh
+    from etude.demo.monitor import run as monitor
+    from etude.demo.muon import run as muon
+    from etude.demo.synth import run as synth
     from etude.recipes.coding.demo import run as coding_loop
     from etude.recipes.toolgrid.demo import run as textual_feedback
-    from etude.synth.demo import run as synth
 
     return [
         ("feature-deletion tasks", synth),

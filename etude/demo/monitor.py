@@ -9,7 +9,7 @@ import json
 import time
 from pathlib import Path
 
-from etude.demo import DemoSection
+from etude.demo.section import DemoSection
 from etude.monitor.monitor import monitor_file
 from etude.monitor.report import Summary, render_html
 

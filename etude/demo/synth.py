@@ -9,17 +9,15 @@ import html
 import json
 from pathlib import Path
 
+from etude.demo.section import DemoSection
+from etude.synth import EXAMPLE_REPO
 from etude.synth.grade import grade, solved_workspace
 from etude.synth.pipeline import synthesize
 from etude.synth.task import load_task
 
-EXAMPLE_REPO = Path(__file__).parent / "example_repo"
 
-
-def run(out_dir: Path):  # -> etude.demo.DemoSection
+def run(out_dir: Path) -> DemoSection:
     """Synthesize three tasks from the example repository and grade one of them twice."""
-    from etude.demo import DemoSection
-
     out_dir = Path(out_dir)
     summary = synthesize([EXAMPLE_REPO], out_dir / "synth", workers=2, max_candidates=3)
     repo = summary["repositories"][0]
