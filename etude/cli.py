@@ -193,7 +193,18 @@ def build_parser() -> argparse.ArgumentParser:
     demos.add_argument("--per-task", type=int, default=1)
     demos.add_argument("--seed", type=int, default=0)
     demos.set_defaults(run=_run_demonstrations)
+
+    sft = commands.add_parser("sft", help="supervised warm start on trajectory JSONL")
+    sft.add_argument("--config", required=True, help="TOML config (configs/sft-smol.toml)")
+    sft.add_argument("--resume", action="store_true", help="continue from out_dir's checkpoint")
+    sft.set_defaults(run=_run_sft)
     return parser
+
+
+def _run_sft(args: argparse.Namespace) -> int:
+    from etude.recipes.sft import main
+
+    return main(args)
 
 
 def _run_curriculum(args: argparse.Namespace) -> int:

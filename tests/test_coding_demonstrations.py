@@ -63,7 +63,7 @@ def test_curriculum_of_the_example_repository(curriculum):
         assert all((d / "task.json").is_file() and (d / "hidden").is_dir() for d in dirs)
     groups = manifest["groups"]
     assert not {groups[t] for t in manifest["train"]} & {groups[t] for t in manifest["heldout"]}
-    with pytest.raises(ValueError, match="no curriculum.json"):
+    with pytest.raises(ValueError, match=r"no curriculum\.json"):
         load_curriculum(curriculum / "train")
 
 
