@@ -3,7 +3,8 @@ first-turn tool-call rate -> RL from the warm start in the coding loop, per seed
 
 For each seed: `etude.recipes.coding.curriculum.build_curriculum` (the example repository
 and the sdists given, split train/held-out), `build_demonstrations` on the train split,
-`etude.recipes.sft.train` (SmolLM2, the last `--train-layers` layers), then the share of
+`etude.recipes.sft.train` (SmolLM2, the last `--train-layers` layers; with `--first-turns`
+on each demonstration cut after its first accepted tool call), then the share of
 held-out first turns that call a known tool with valid JSON arguments holding the tool's
 required keys (`--samples` per held-out task, temperature 0.8), then `--iterations` of the
 coding loop started from the SFT checkpoint (`model.init`) on the train split, reading
@@ -17,7 +18,8 @@ Writes benchmarks/results/coding_agent_learning.json:
 {"seeds": {"<seed>": {"heldout_tool_call_rate": r, "heldout_reward": [...], ...}}, ...}
 
     nice -n 10 .venv/bin/python benchmarks/coding_agent_learning.py --seeds 0 \\
-        --sdist ~/.cache/etude/sdists/inflection-0.5.1.tar.gz --iterations 0
+        --max-candidates 4 --per-task 2 --first-turns --sft-steps 10 --batch-size 3 \\
+        --train-layers 2 --lr 0.02 --samples 4 --iterations 0
 """
 
 from __future__ import annotations
@@ -69,7 +71,7 @@ def tool_call_rate(model, tok, task_dirs: list[Path], samples: int, seed: int) -
 
 def run_seed(args, seed: int) -> dict:
     from etude.recipes.coding.curriculum import SplitRule, build_curriculum, split_dirs
-    from etude.recipes.coding.demonstrations import build_demonstrations
+    from etude.recipes.coding.demonstrations import build_demonstrations, first_turns
     from etude.recipes.sft import load_policy, parse_config, train
 
     root = Path(args.out) / f"seed-{seed}"
@@ -86,6 +88,11 @@ def run_seed(args, seed: int) -> dict:
     start = time.perf_counter()
     made = build_demonstrations(train_dirs, demos, per_task=args.per_task, seed=seed)
     demo_s = time.perf_counter() - start
+    if args.first_turns:  # train on how episodes open only (short sequences for a CPU)
+        cut = root / "demonstrations.first_turns.jsonl"
+        records = [json.loads(x) for x in demos.read_text().splitlines() if x.strip()]
+        cut.write_text("".join(json.dumps(first_turns(r)) + "\n" for r in records))
+        demos = cut
     sft_cfg = parse_config(
         {
             "seed": seed,
@@ -93,13 +100,14 @@ def run_seed(args, seed: int) -> dict:
             "data": [str(demos)],
             "steps": args.sft_steps,
             "batch_size": args.batch_size,
-            "optim": {"train_layers": args.train_layers},
+            "device": args.device,
+            "optim": {"train_layers": args.train_layers, "lr": args.lr},
         }
     )
     done = (root / "sft" / "checkpoint" / "state.json").is_file()
     lines = train(sft_cfg, resume=done)
     metrics = [json.loads(x) for x in (root / "sft" / "metrics.jsonl").read_text().splitlines()]
-    model, tok = load_policy(str(root / "sft" / "checkpoint"))
+    model, tok = load_policy(str(root / "sft" / "checkpoint"))  # sampled on the CPU
     rate = tool_call_rate(model, tok, heldout_dirs, args.samples, seed)
     record = {
         "train_tasks": [d.name for d in train_dirs],
@@ -155,8 +163,11 @@ def main() -> None:
     parser.add_argument("--sft-steps", type=int, default=30)
     parser.add_argument("--batch-size", type=int, default=4)
     parser.add_argument("--train-layers", type=int, default=4)
+    parser.add_argument("--lr", type=float, default=0.002, help="Muon's learning rate")
+    parser.add_argument("--first-turns", action="store_true", help="SFT on episode openings")
     parser.add_argument("--samples", type=int, default=4, help="first turns per held-out task")
     parser.add_argument("--iterations", type=int, default=0, help="RL iterations (0: none)")
+    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"], help="SFT's")
     args = parser.parse_args()
     result = json.loads(RESULT.read_text()) if RESULT.is_file() else {"seeds": {}}
     result |= {

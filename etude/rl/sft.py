@@ -43,6 +43,7 @@ def _ce_sum(policy: Logits, tokens: Tensor, mask: Tensor) -> tuple[Tensor, int]:
     """(sum of next-token cross-entropy over positions whose target is trainable, their
     number). tokens, mask [B, T]."""
     logits = policy(tokens[:, :-1])
+    tokens, mask = tokens.to(logits.device), mask.to(logits.device)  # a policy on a GPU
     target_mask = mask[:, 1:].flatten()
     ce = F.cross_entropy(logits.flatten(0, 1).float(), tokens[:, 1:].flatten(), reduction="none")
     return (ce * target_mask).sum(), int(target_mask.sum())
@@ -105,7 +106,7 @@ def sft_step(
         padded, mask = pad_batch([t for t, _ in chunk], [m for _, m in chunk])
         ce, _ = _ce_sum(policy, padded, mask)
         (ce * dp_size / n_targets).backward()
-        total += ce.detach()
+        total += ce.detach().cpu()
         tokens += sum(len(t) for t, _ in chunk)
     optimizer.step()
     if dp_size > 1:

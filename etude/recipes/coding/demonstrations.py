@@ -327,6 +327,16 @@ def build_demonstrations(
     return {"kept": kept, "dropped": dropped}
 
 
+def first_turns(record: dict) -> dict:
+    """The record cut after its first tool call the environment accepted (system, user
+    and the turns up to that call): a short demonstration of how an episode opens."""
+    messages = record["messages"]
+    for i, m in enumerate(messages):
+        if m["role"] == "tool" and not m["content"].startswith(("Tool not found", "Invalid")):
+            return {**record, "messages": messages[:i], "patch": "", "cut": "first_turns"}
+    return record
+
+
 def main(args) -> int:
     """`etude demonstrations --curriculum DIR --out FILE [--per-task N] [--seed S]`."""
     from etude.recipes.coding.curriculum import split_dirs

@@ -10,21 +10,12 @@ import json
 import tempfile
 from pathlib import Path
 
-from etude.recipes.coding.demonstrations import demonstrate
+from etude.recipes.coding.demonstrations import demonstrate, first_turns
 from etude.synth.demo import EXAMPLE_REPO
 from etude.synth.pipeline import synthesize
 
 OUT = Path(__file__).with_name("demonstrations.jsonl")
 HELD_OUT = "example_repo__textkit.stats--module"
-
-
-def first_turns(record: dict) -> dict:
-    """The record cut after the first tool call the environment accepted."""
-    messages = record["messages"]
-    for i, m in enumerate(messages):
-        if m["role"] == "tool" and not m["content"].startswith(("Tool not found", "Invalid")):
-            return {**record, "messages": messages[:i], "patch": "", "cut": True}
-    return record
 
 
 def main() -> None:
