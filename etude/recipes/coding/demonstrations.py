@@ -37,6 +37,7 @@ from etude.envs.coding import Budget, CodingEnv, EnvSettings, Episode, Message, 
 from etude.monitor import monitor_trajectory, parse_line
 from etude.monitor.task import task_view
 from etude.recipes.coding.reward import graded_reward
+from etude.rl.sft import REJECTED_PREFIXES
 from etude.rl.trajectory import DEMONSTRATION
 from etude.synth.grade import grade
 from etude.synth.task import definition_node, load_task
@@ -332,7 +333,7 @@ def first_turns(record: dict) -> dict:
     and the turns up to that call): a short demonstration of how an episode opens."""
     messages = record["messages"]
     for i, m in enumerate(messages):
-        if m["role"] == "tool" and not m["content"].startswith(("Tool not found", "Invalid")):
+        if m["role"] == "tool" and not m["content"].startswith(REJECTED_PREFIXES):
             return {**record, "messages": messages[:i], "patch": "", "cut": "first_turns"}
     return record
 
