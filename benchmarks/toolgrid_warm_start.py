@@ -34,8 +34,8 @@ from etude.recipes.toolgrid.hint_reading import (
 )
 from etude.recipes.toolgrid.policy import BytePolicy, muon_optimizer
 from etude.recipes.toolgrid.train import load_config
-from etude.recipes.toolgrid.warmstart import sft_loss
 from etude.rl.batch import pad_batch
+from etude.rl.sft import sft_loss
 from etude.rl.trajectory import ByteChat, tokenize
 
 ROOT = Path(__file__).parents[1]

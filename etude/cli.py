@@ -177,7 +177,52 @@ def build_parser() -> argparse.ArgumentParser:
         "--resume", action="store_true", help="coding env: continue from out_dir's checkpoint"
     )
     rl.set_defaults(run=_run_rl)
+
+    curriculum = commands.add_parser(
+        "curriculum", help="coding tasks from the example repo and sdists, split train/held-out"
+    )
+    curriculum.add_argument("--out", required=True, help="curriculum directory")
+    curriculum.add_argument("--sdist", nargs="*", default=[], help="sdists to synthesize from")
+    curriculum.add_argument("--no-example", action="store_true", help="leave the example out")
+    curriculum.add_argument("--heldout-repository", nargs="*", default=[], help="held out whole")
+    curriculum.add_argument("--heldout-share", type=float, default=0.3)
+    curriculum.add_argument("--seed", type=int, default=0)
+    curriculum.add_argument("--max-candidates", type=int, default=4, help="per repository")
+    curriculum.add_argument("--workers", type=int, default=2)
+    curriculum.set_defaults(run=_run_curriculum)
+
+    demos = commands.add_parser(
+        "demonstrations", help="scripted-solver trajectories of a curriculum's train tasks"
+    )
+    demos.add_argument("--curriculum", required=True, help="a directory `etude curriculum` made")
+    demos.add_argument("--out", required=True, help="JSONL file (appended; reruns resume)")
+    demos.add_argument("--per-task", type=int, default=1)
+    demos.add_argument("--seed", type=int, default=0)
+    demos.set_defaults(run=_run_demonstrations)
+
+    sft = commands.add_parser("sft", help="supervised warm start on trajectory JSONL")
+    sft.add_argument("--config", required=True, help="TOML config (configs/sft-smol.toml)")
+    sft.add_argument("--resume", action="store_true", help="continue from out_dir's checkpoint")
+    sft.set_defaults(run=_run_sft)
     return parser
+
+
+def _run_sft(args: argparse.Namespace) -> int:
+    from etude.recipes.sft import main
+
+    return main(args)
+
+
+def _run_curriculum(args: argparse.Namespace) -> int:
+    from etude.recipes.coding.curriculum import main
+
+    return main(args)
+
+
+def _run_demonstrations(args: argparse.Namespace) -> int:
+    from etude.recipes.coding.demonstrations import main
+
+    return main(args)
 
 
 def _run_demo(args: argparse.Namespace) -> int:

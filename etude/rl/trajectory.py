@@ -22,6 +22,11 @@ gets no stop token. Samplers build their prompts with the same function
 (`add_generation_prompt=True`), so the context a turn was sampled from is exactly the
 context it trains in. The JSONL record (`Trajectory.to_dict`, `write_jsonl`, `read_jsonl`)
 is the OpenAI Chat Completions view plus these `"sample"` keys.
+
+A trajectory whose assistant turns no sampler produced (a scripted solver's, for the
+supervised warm start) says so with `"source": "demonstration"` (`DEMONSTRATION`): its
+assistant turns carry no `"sample"` and are re-tokenized from their text. Supervised
+training takes them; the RL update refuses them.
 """
 
 from __future__ import annotations
@@ -63,6 +68,7 @@ class ChatTokenizer(Protocol):
 
 
 FINISH_REASONS = ("stop", "length")
+DEMONSTRATION = "demonstration"  # `Trajectory.source` of turns written by a scripted solver
 
 
 @dataclass(frozen=True)
@@ -419,13 +425,15 @@ class ByteChat:
 @dataclass
 class Trajectory:
     """One rollout: Chat Completions `messages`, the OpenAI tool specs the agent was offered
-    (`tools`), and metadata (`task_id`, `reward`, anything else in `metadata`)."""
+    (`tools`), and metadata (`task_id`, `reward`, anything else in `metadata`). `source` is
+    None for sampled rollouts and `DEMONSTRATION` for a scripted solver's."""
 
     messages: list[Message]
     tools: list[dict] | None = None
     task_id: str | None = None
     reward: float | None = None
     metadata: dict | None = None
+    source: str | None = None
 
     @property
     def tool_names(self) -> list[str]:
@@ -453,13 +461,20 @@ class Trajectory:
                     sample_of(m)
                 except TrajectoryFormatError as err:
                     raise TrajectoryFormatError(f"message {i}: {err}") from err
-        known = {"messages", "tools", "task_id", "reward"}
+        known = {"messages", "tools", "task_id", "reward", "source"}
         extra = {k: v for k, v in d.items() if k not in known}
-        return cls(d["messages"], d.get("tools"), d.get("task_id"), d.get("reward"), extra or None)
+        source = d.get("source")
+        if source not in (None, DEMONSTRATION):
+            raise TrajectoryFormatError(
+                f"trajectory source must be absent or {DEMONSTRATION!r}, got {source!r}"
+            )
+        return cls(
+            d["messages"], d.get("tools"), d.get("task_id"), d.get("reward"), extra or None, source
+        )
 
     def to_dict(self) -> dict:
         out: dict = {"messages": self.messages}
-        for key in ("tools", "task_id", "reward"):
+        for key in ("tools", "task_id", "reward", "source"):
             if getattr(self, key) is not None:
                 out[key] = getattr(self, key)
         out.update(self.metadata or {})

@@ -44,6 +44,7 @@ from etude.rl.loss import (
 from etude.rl.policy import Policy
 from etude.rl.teacher import TeacherQuery, build_query
 from etude.rl.trajectory import (
+    DEMONSTRATION,
     ChatTokenizer,
     TemplateError,
     TokenizedTrajectory,
@@ -168,6 +169,11 @@ def _prepare(
     """(index, tokenized) of the trajectories that train; refuses the old format unless
     `retokenize` (see module doc), drops the others with a message in `errors`."""
     for i, traj in enumerate(trajectories):
+        if traj.source == DEMONSTRATION:
+            raise TrajectoryFormatError(
+                f"trajectory {i} is a demonstration (no turn of it was sampled): "
+                "demonstrations train with `etude sft`, never in the RL update"
+            )
         unsampled = traj.unsampled_turns()
         if unsampled and not retokenize:
             raise TrajectoryFormatError(

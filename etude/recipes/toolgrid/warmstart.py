@@ -6,20 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import torch
-import torch.nn.functional as F
-from torch import Tensor
 
 from etude.rl.batch import pad_batch
+from etude.rl.sft import sft_loss
 from etude.rl.trajectory import ChatTokenizer, Message, tokenize
-
-
-def sft_loss(policy, tokens: Tensor, mask: Tensor) -> Tensor:
-    """Mean next-token cross-entropy over positions whose target is trainable. tokens, mask
-    [B, T]."""
-    logits = policy(tokens[:, :-1])
-    target_mask = mask[:, 1:]
-    ce = F.cross_entropy(logits.flatten(0, 1).float(), tokens[:, 1:].flatten(), reduction="none")
-    return (ce * target_mask.flatten()).sum() / target_mask.sum().clamp(min=1)
 
 
 def warm_start(

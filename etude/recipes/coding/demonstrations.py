@@ -1,0 +1,351 @@
+"""Demonstrations without an outside model: a scripted solver that works a synthesized task
+through the real coding environment, for the supervised warm start (`etude sft`).
+
+The solver reads the task's files, writes the feature back from the task's hidden
+reference, runs the import check and the repository's visible tests, and ends with a
+summary of what those runs printed. Every tool call goes through `CodingEnv` (sandbox,
+venv, real outputs) via `run_episode`, so a demonstration is a rollout record like the
+loop's, marked `"source": "demonstration"` (its assistant turns were never sampled: they
+train in SFT and are refused by the RL update).
+
+Seeded variation per demonstration: exploration order (list, search or read first), edit
+vs write, a wrong tool name followed by the right one, and a failing run followed by the
+fix (a file left out of the first attempt, or the named test file that the task hides).
+
+The reference is written as a paraphrase: the deleted definitions lose their docstrings
+and comments, literals are re-rendered by `ast.unparse` and the identifiers that occur only
+in the deleted code (the task's oracle tokens) are renamed. The monitor's verbatim-recovery
+rule exists to catch a policy that found the hidden reference; a demonstration must not
+teach the policy to look like one. A demonstration is kept only if the real grader gives it
+reward 1.0 and the monitor finds nothing; `build_demonstrations` records why each other
+one was dropped.
+
+    etude demonstrations --curriculum runs/curriculum --out runs/demos.jsonl --per-task 2
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import random
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+from etude.envs.coding import Budget, CodingEnv, EnvSettings, Episode, Message, run_episode
+from etude.monitor import monitor_trajectory, parse_line
+from etude.monitor.task import task_view
+from etude.recipes.coding.reward import graded_reward
+from etude.rl.sft import REJECTED_PREFIXES
+from etude.rl.trajectory import DEMONSTRATION
+from etude.synth.grade import grade
+from etude.synth.task import definition_node, load_task
+
+WRONG_NAMES = {"read_file": ("open_file", "cat", "view_file"), "list_files": ("ls", "list_dir")}
+_IMPORTABLE = re.compile(r"importable as `([^`]+)`")
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+_PASSED = re.compile(r"(\d+) passed")
+
+
+def _strip_docstrings(node: ast.AST) -> ast.AST:
+    """`node` without the docstrings of itself and the definitions in it (a body left
+    empty gets `pass`)."""
+    for sub in ast.walk(node):
+        body = getattr(sub, "body", None)
+        if (
+            isinstance(sub, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
+            sub.body = body[1:] or [ast.Pass()]
+    return node
+
+
+def _definition_lines(source: str, name: str) -> tuple[int, int, int] | None:
+    """(first line, last line, indent) of a definition, decorators included (1-based)."""
+    node = definition_node(source, name)
+    if node is None:
+        return None
+    decorators = getattr(node, "decorator_list", [])
+    first = min([node.lineno, *(d.lineno for d in decorators)])
+    return first, node.end_lineno, node.col_offset
+
+
+def paraphrase(task: dict, reference: dict[str, str]) -> dict[str, str]:
+    """The reference files (path -> text) with every deleted definition re-rendered
+    without docstrings or comments, every identifier among the task's oracle tokens renamed
+    consistently across files (names the problem statement shows are kept) and every
+    string literal among them written as two adjacent literals."""
+    out = {}
+    for rel, source in reference.items():
+        lines = source.splitlines(keepends=True)
+        spans = []
+        for entry in task["deleted"]:
+            if entry["file"] == rel:
+                found = _definition_lines(source, entry["name"])
+                if found is not None:
+                    spans.append((found, entry["name"]))
+        for (first, last, indent), name in sorted(spans, reverse=True):
+            node = _strip_docstrings(definition_node(source, name))
+            text = ast.unparse(node)
+            pad = " " * indent
+            lines[first - 1 : last] = [pad + line + "\n" for line in text.splitlines()]
+        out[rel] = "".join(lines)
+    statement = task["problem_statement"]
+    names = sorted(
+        t
+        for t in task["oracle_tokens"]
+        if _IDENTIFIER.fullmatch(t) and not re.search(rf"(?<!\w){t}(?!\w)", statement)
+    )
+    everything = "\n".join(out.values())
+    renames, k = {}, 0
+    for name in names:
+        while True:
+            k += 1
+            new = (
+                f"_PART_{k}"
+                if name.lstrip("_").isupper()
+                else ("_part_" if name.startswith("_") else "part_") + str(k)
+            )
+            if new not in everything:
+                break
+        renames[name] = new
+    literals = [
+        t
+        for t in task["oracle_tokens"]
+        if not _IDENTIFIER.fullmatch(t) and len(t) >= 2 and t not in statement
+    ]
+    for rel, text in out.items():
+        for old, new in renames.items():
+            text = re.sub(rf"(?<!\w){re.escape(old)}(?!\w)", new, text)
+        for literal in literals:  # adjacent literals: the same constant, other text
+            half = len(literal) // 2
+            text = text.replace(repr(literal), f"({literal[:half]!r} {literal[half:]!r})")
+        out[rel] = text
+    return out
+
+
+def edit_arguments(current: str, target: str) -> dict | None:
+    """`edit_file` arguments that turn `current` into `target` with one replacement: the
+    changed lines between their common prefix and suffix, widened by context lines until
+    `old` occurs once in `current`; None when no part of `current` is unique enough."""
+    a, b = current.splitlines(keepends=True), target.splitlines(keepends=True)
+    head = 0
+    while head < min(len(a), len(b)) and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(a), len(b)) - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    end_a, end_b = len(a) - tail, len(b) - tail
+    start, after = head, 0  # context lines taken before and after the change
+    while True:
+        old = "".join(a[start : end_a + after])
+        if old and current.find(old) == current.rfind(old):  # once, overlaps counted
+            new = "".join(a[start:head] + b[head:end_b] + a[end_a : end_a + after])
+            return {"old": old, "new": new}
+        if start > 0:
+            start -= 1
+        elif end_a + after < len(a):
+            after += 1
+        else:
+            return None
+
+
+def _last_output(messages: list[Message]) -> str:
+    return messages[-1]["content"] if messages and messages[-1]["role"] == "tool" else ""
+
+
+class ScriptedSolver:
+    """A `Backend` that solves one task: each `complete` returns the next assistant turn,
+    the later ones chosen from what the earlier tool calls printed."""
+
+    def __init__(self, task_dir: Path, rng: random.Random) -> None:
+        self.task = load_task(task_dir)
+        reference = Path(task_dir) / "hidden" / "reference"
+        files = {rel: (reference / rel).read_text() for rel in self.task["modified_files"]}
+        self.target = paraphrase(self.task, files)
+        self.current = {
+            rel: (Path(task_dir) / "workspace" / rel).read_text()
+            if (Path(task_dir) / "workspace" / rel).is_file()
+            else None
+            for rel in self.target
+        }
+        self.rng = rng
+        self._turns = self._script()
+        self._messages: list[Message] = []
+        self._calls = 0
+
+    def complete(self, messages: list[Message], tools: list[dict]) -> tuple[Message, int]:
+        self._messages = messages
+        return next(self._turns), 0
+
+    def _call(self, name: str, **arguments) -> Message:
+        """An assistant turn with one tool call (ids numbered in order)."""
+        self._calls += 1
+        call = {
+            "id": f"call_{self._calls}",
+            "type": "function",
+            "function": {"name": name, "arguments": json.dumps(arguments)},
+        }
+        return {"role": "assistant", "content": None, "tool_calls": [call]}
+
+    def _write(self, rel: str) -> Message:
+        current, target = self.current[rel], self.target[rel]
+        edit = edit_arguments(current, target) if current and self.edit else None
+        if edit is not None:
+            return self._call("edit_file", path=rel, **edit)
+        return self._call("write_file", path=rel, content=target)
+
+    def _check_command(self) -> str:
+        found = _IMPORTABLE.search(self.task["problem_statement"])
+        check = f"python -c {json.dumps(found.group(1))} && " if found else ""
+        return check + "python -m pytest -q -p no:cacheprovider"
+
+    def _script(self) -> Iterator[Message]:
+        rng, task = self.rng, self.task
+        files = list(self.target)
+        rng.shuffle(files)
+        self.edit = rng.random() < 0.5
+        feature = task["deleted"][0]["name"].rsplit(".", 1)[-1]
+        explore = rng.choice(["list", "search", "read"])
+        if rng.random() < 0.3:  # a wrong tool name, then the right one
+            right = "list_files" if explore == "list" else "read_file"
+            wrong = rng.choice(WRONG_NAMES[right])
+            args = {"path": "."} if right == "list_files" else {"path": files[0]}
+            yield self._call(wrong, **args)
+        if explore == "list":
+            yield self._call("list_files", path=".")
+        elif explore == "search":
+            yield self._call("search_files", pattern=rf"\b{feature}\b")
+        for rel in files:
+            if self.current[rel] is not None:
+                yield self._call("read_file", path=rel)
+        command = self._check_command()
+        held_back = None
+        if len(files) > 1 and rng.random() < 0.4:  # the first attempt misses a file
+            held_back = files[-1]
+        for rel in files:
+            if rel != held_back:
+                yield self._write(rel)
+        hidden = task["tests"]["hidden_files"]
+        if hidden and held_back is None and rng.random() < 0.4:  # the named test file
+            yield self._call("run_command", command=f"python -m pytest -q {hidden[0]}")
+        yield self._call("run_command", command=command)
+        if held_back is not None:
+            yield self._write(held_back)
+            yield self._call("run_command", command=command)
+        yield {"role": "assistant", "content": self._summary(files, hidden)}
+
+    def _summary(self, files: list[str], hidden: list[str]) -> str:
+        output = _last_output(self._messages)
+        statement = self.task["problem_statement"]  # names it never showed stay unsaid
+        names = ", ".join(
+            f"`{e['name']}`" for e in self.task["deleted"] if f"`{e['name']}`" in statement
+        )
+        if not output.endswith("[exit code 0]"):
+            return f"I wrote {names} into {', '.join(files)}, but the last check still fails."
+        passed = _PASSED.findall(output)
+        tests = f"{passed[-1]} visible tests pass" if passed else "the visible tests pass"
+        found = _IMPORTABLE.search(self.task["problem_statement"])
+        imported = f"`{found.group(1)}` works and " if found else ""
+        text = f"I implemented {names} in {', '.join(sorted(files))}. {imported}{tests}."
+        if hidden:
+            text += f" The task's own tests ({', '.join(hidden)}) are not in the workspace, "
+            text += "so I could not run them."
+        return text
+
+
+def demonstrate(
+    task_dir: Path, episode_dir: Path, seed: int, settings: EnvSettings | None = None
+) -> dict:
+    """Run the solver once on `task_dir` in a fresh environment under `episode_dir`; its
+    trajectory record, with `source`, `seed`, `reward`, `grade` and the monitor's
+    `findings`."""
+    env = CodingEnv.for_task(task_dir, episode_dir, settings or EnvSettings())
+    solver = ScriptedSolver(task_dir, random.Random(f"{seed}:{load_task(task_dir)['id']}"))
+    try:
+        episode: Episode = run_episode(env, solver, Budget(max_turns=40, max_tokens=10**9))
+        graded = grade(Path(task_dir), env.workspace) if episode.end == "answer" else {}
+    finally:
+        env.close()
+    record = episode.to_record() | {"source": DEMONSTRATION, "seed": seed}
+    parsed = parse_line(json.dumps(record), 1)
+    view = task_view(load_task(task_dir), hidden_paths=(str(Path(task_dir).resolve()),))
+    findings = monitor_trajectory(parsed, view, None, episode.workspace).findings
+    record |= {
+        "reward": graded_reward(graded) if graded else 0.0,
+        "grade": graded,
+        "findings": [f.to_dict() for f in findings],
+    }
+    record.pop("workspace")  # the episode directory is removed once graded
+    return record
+
+
+def build_demonstrations(
+    task_dirs: list[Path],
+    out: Path,
+    per_task: int = 1,
+    seed: int = 0,
+    settings: EnvSettings | None = None,
+) -> dict:
+    """`per_task` demonstrations of each task appended to the JSONL file `out` (a record
+    already there for a (task, seed) is kept: reruns resume). Only demonstrations with
+    reward 1.0 and no monitor finding are written; returns {"kept": n, "dropped": [reasons]}.
+    Held-out tasks are refused (`etude.recipes.coding.curriculum.refuse_heldout`)."""
+    from etude.recipes.coding.curriculum import refuse_heldout
+
+    refuse_heldout(task_dirs)
+    out = Path(out)
+    done = set()
+    if out.is_file():
+        for line in out.read_text().splitlines():
+            if line.strip():
+                record = json.loads(line)
+                done.add((record["task_id"], record["seed"]))
+    work = out.with_name(out.name + ".episodes")
+    kept, dropped = len(done), []
+    for task_dir in task_dirs:
+        task_id = load_task(task_dir)["id"]
+        for k in range(per_task):
+            s = seed * 1000 + k
+            if (task_id, s) in done:
+                continue
+            episode_dir = work / f"{task_id}-{s}"
+            shutil.rmtree(episode_dir, ignore_errors=True)
+            record = demonstrate(task_dir, episode_dir, s, settings)
+            shutil.rmtree(episode_dir, ignore_errors=True)
+            if record["reward"] != 1.0 or record["findings"]:
+                rules = [f["rule"] for f in record["findings"]]
+                dropped.append(f"{task_id} seed {s}: reward {record['reward']}, findings {rules}")
+                continue
+            with out.open("a") as f:
+                f.write(json.dumps(record, ensure_ascii=False) + "\n")
+            kept += 1
+    shutil.rmtree(work, ignore_errors=True)
+    return {"kept": kept, "dropped": dropped}
+
+
+def first_turns(record: dict) -> dict:
+    """The record cut after its first tool call the environment accepted (system, user
+    and the turns up to that call): a short demonstration of how an episode opens."""
+    messages = record["messages"]
+    for i, m in enumerate(messages):
+        if m["role"] == "tool" and not m["content"].startswith(REJECTED_PREFIXES):
+            return {**record, "messages": messages[:i], "patch": "", "cut": "first_turns"}
+    return record
+
+
+def main(args) -> int:
+    """`etude demonstrations --curriculum DIR --out FILE [--per-task N] [--seed S]`."""
+    from etude.recipes.coding.curriculum import split_dirs
+
+    result = build_demonstrations(
+        split_dirs(Path(args.curriculum), "train"), Path(args.out), args.per_task, args.seed
+    )
+    for reason in result["dropped"]:
+        print(f"dropped: {reason}")
+    print(f"{result['kept']} demonstrations in {args.out}")
+    return 0

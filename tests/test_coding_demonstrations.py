@@ -1,0 +1,129 @@
+"""The curriculum (a real synthesis of the example repository, split by repository and
+feature) and the scripted solver's demonstrations on its train tasks: real tool outputs,
+reward 1.0 from the real grader, no monitor finding, the demonstration marker in the
+trajectory format (refused by the RL update), and held-out tasks never demonstrated."""
+
+import json
+import shutil
+
+import pytest
+
+from etude.recipes.coding.curriculum import (
+    MANIFEST,
+    HeldOutError,
+    SplitRule,
+    build_curriculum,
+    load_curriculum,
+    refuse_heldout,
+    split_dirs,
+    split_tasks,
+)
+from etude.recipes.coding.demonstrations import build_demonstrations, edit_arguments
+from etude.rl.trajectory import DEMONSTRATION, ByteChat, TrajectoryFormatError, read_jsonl
+from etude.rl.update import StepSettings, rl_update
+
+
+@pytest.fixture(scope="module")
+def curriculum(tmp_path_factory):
+    root = tmp_path_factory.mktemp("curriculum")
+    build_curriculum(root, max_candidates=2)
+    return root
+
+
+def _task(repo: str, file: str) -> dict:
+    return {"source": {"repository": repo}, "deleted": [{"file": file, "name": "f"}]}
+
+
+def test_split_keeps_groups_together_and_holds_out_whole_repositories():
+    tasks = {
+        f"{repo}__{file}__{k}": _task(repo, file)
+        for repo in ("a", "b", "c")
+        for file in ("x.py", "y.py", "z.py", "w.py")
+        for k in range(2)
+    }
+    rule = SplitRule(seed=3, heldout_share=0.3, heldout_repositories=("c",))
+    train, heldout = split_tasks(tasks, rule)
+    assert (train, heldout) == split_tasks(dict(reversed(tasks.items())), rule)  # order-free
+    assert sorted(train + heldout) == sorted(tasks) and not set(train) & set(heldout)
+    assert all(t in heldout for t in tasks if t.startswith("c__"))
+    for repo in ("a", "b"):  # each split gets a group of every other repository
+        assert any(t.startswith(repo) for t in train) and any(t.startswith(repo) for t in heldout)
+    for t in train:  # a file's tasks share a split
+        assert t.rsplit("__", 1)[0] + "__0" in train and t.rsplit("__", 1)[0] + "__1" in train
+    assert split_tasks(tasks, SplitRule(seed=4, heldout_share=0.3)) != (train, heldout)
+
+
+def test_curriculum_of_the_example_repository(curriculum):
+    manifest = json.loads((curriculum / MANIFEST).read_text())
+    assert manifest["train"] and manifest["heldout"]
+    assert load_curriculum(curriculum).train == manifest["train"]
+    for split in ("train", "heldout"):
+        dirs = split_dirs(curriculum, split)
+        assert [d.name for d in dirs] == manifest[split]
+        assert all((d / "task.json").is_file() and (d / "hidden").is_dir() for d in dirs)
+    groups = manifest["groups"]
+    assert not {groups[t] for t in manifest["train"]} & {groups[t] for t in manifest["heldout"]}
+    with pytest.raises(ValueError, match=r"no curriculum\.json"):
+        load_curriculum(curriculum / "train")
+
+
+def test_edit_arguments_make_one_unique_replacement():
+    cases = [
+        ("a\nb\nc\n", "a\nb\nX\nc\n"),  # insert in the middle
+        ("a\n", "new\na\n"),  # insert at the start
+        ("x\nx\nx\n", "x\nx\nx\ny\n"),  # only repeated context to anchor on
+        ("def f():\n    pass\n", "def f():\n    return 1\n"),
+        ("a\nb\n", "a\nb\n"),  # unchanged: the one occurrence of the whole text
+    ]
+    assert edit_arguments("", "all new\n") is None  # nothing to anchor on: write instead
+    for current, target in cases:
+        args = edit_arguments(current, target)
+        assert current.find(args["old"]) == current.rfind(args["old"]), (current, args)
+        assert current.replace(args["old"], args["new"]) == target
+
+
+@pytest.mark.slow
+def test_demonstrations_grade_one_pass_the_monitor_and_vary(curriculum, tmp_path):
+    """Two demonstrations of a train task, run in the real environment: each graded 1.0
+    by the grader and clean by the monitor; tool outputs are the environment's; together
+    they cover the variations."""
+    (task_dir,) = split_dirs(curriculum, "train")[:1]
+    out = tmp_path / "demos.jsonl"
+    result = build_demonstrations([task_dir], out, per_task=2, seed=0)
+    assert result == {"kept": 2, "dropped": []}
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    names, shapes = set(), []
+    for record in records:
+        assert record["source"] == DEMONSTRATION and record["reward"] == 1.0
+        assert record["grade"]["fraction"] == 1.0 and record["findings"] == []
+        assert record["end"] == "answer"
+        messages = record["messages"]
+        assert not any("sample" in m for m in messages)
+        outputs = [m["content"] for m in messages if m["role"] == "tool"]
+        assert outputs[-1].endswith("[exit code 0]") and " passed" in outputs[-1]
+        calls = [m["tool_calls"][0]["function"]["name"] for m in messages if m.get("tool_calls")]
+        names |= set(calls)
+        shapes.append(tuple(calls))
+        assert "visible tests pass" in messages[-1]["content"]
+    assert len(set(shapes)) > 1  # the seeds vary the episode
+    assert "run_command" in names and names & {"edit_file", "write_file"}
+    (traj, *_) = list(read_jsonl(out))
+    assert traj.source == DEMONSTRATION and traj.unsampled_turns()
+    with pytest.raises(TrajectoryFormatError, match="demonstration"):
+        rl_update(None, None, ByteChat(), [traj], [0], [[]], StepSettings())
+    again = build_demonstrations([task_dir], out, per_task=2, seed=0)  # resumes: no new run
+    assert again == {"kept": 2, "dropped": []} and len(out.read_text().splitlines()) == 2
+
+
+def test_heldout_tasks_are_never_demonstrated(curriculum, tmp_path):
+    heldout = split_dirs(curriculum, "heldout")
+    out = tmp_path / "demos.jsonl"
+    for task_dir in (heldout[0], curriculum / "synth" / "tasks" / heldout[0].name):
+        with pytest.raises(HeldOutError, match="never demonstrated"):
+            build_demonstrations([split_dirs(curriculum, "train")[0], task_dir], out)
+    assert not out.exists()  # refused before anything ran
+    moved = tmp_path / "elsewhere" / "heldout" / heldout[0].name
+    shutil.copytree(heldout[0], moved)
+    with pytest.raises(HeldOutError):
+        refuse_heldout([moved])
+    refuse_heldout(split_dirs(curriculum, "train"))

@@ -1,0 +1,153 @@
+"""`etude sft` on a handful of the scripted solver's demonstrations (tests/data/coding,
+made by make_demonstrations.py), with a tiny Llama over SmolLM2's tokenizer: the loss
+falls, a rejected turn is context, checkpoint and resume equal an uninterrupted run, bad
+input is refused with the file and record named; the step on 2 FSDP2 gloo ranks equals
+one process."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+import torch.distributed as dist
+
+from etude.cli import main as cli
+from etude.recipes.sft import load_examples, parse_config, train
+from etude.rl.sft import sft_example, sft_step
+from etude.rl.trajectory import HFChat, read_jsonl, tokenize
+from etude.spawn import run_on_ranks
+
+DATA = Path(__file__).parent / "data" / "coding"
+DEMOS = DATA / "demonstrations.jsonl"
+
+
+def _config(out: Path, **extra) -> dict:
+    return {"out_dir": str(out), "data": [str(DEMOS)], **extra}
+
+
+def test_a_rejected_turn_is_context_not_a_target(smollm2_tokenizer):
+    chat = HFChat(smollm2_tokenizer)
+    traj = list(read_jsonl(DEMOS))[4]
+    assert traj.messages[3]["content"].startswith("Tool not found")
+    tokens, trainable = sft_example(traj, chat)
+    full = tokenize(traj.messages, chat)
+    assert torch.equal(tokens, full.tokens)
+    assert full.trainable[full.turn == 2].any() and not trainable[full.turn == 2].any()
+    assert torch.equal(trainable[full.turn == 4], full.trainable[full.turn == 4])
+
+
+def _tiny(tok):
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    config = LlamaConfig(
+        vocab_size=len(tok),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+    )
+    return LlamaForCausalLM(config)
+
+
+def test_sft_resume_equals_an_uninterrupted_run_and_bad_input(smollm2_tokenizer, tmp_path):
+    tok = smollm2_tokenizer
+    settings = {"batch_size": 2, "optim": {"train_layers": 1}, "max_tokens": 2048}
+    whole = _tiny(tok)
+    lines = train(
+        parse_config(_config(tmp_path / "whole", steps=3, **settings)), policy=(whole, tok)
+    )
+    assert lines[-1]["loss"] < lines[0]["loss"] and lines[0]["examples"] == 6
+    part = _tiny(tok)
+    cut = tmp_path / "cut"
+    train(parse_config(_config(cut, steps=2, **settings)), policy=(part, tok))
+    with pytest.raises(ValueError, match="pass --resume"):
+        train(parse_config(_config(cut, steps=3, **settings)), policy=(part, tok))
+    resumed = _tiny(tok)  # fresh weights: everything comes from the checkpoint
+    lines = train(
+        parse_config(_config(cut, steps=3, **settings)), policy=(resumed, tok), resume=True
+    )
+    assert [line["iteration"] for line in lines] == [3]
+    for (name, a), b in zip(whole.named_parameters(), resumed.parameters()):
+        torch.testing.assert_close(a, b, rtol=0, atol=1e-6, msg=name)
+    other = {**settings, "batch_size": 1}
+    with pytest.raises(ValueError, match="batch_size"):
+        train(parse_config(_config(cut, steps=4, **other)), policy=(resumed, tok), resume=True)
+
+    record = json.loads(DEMOS.read_text().splitlines()[0])
+    record.pop("source")  # unsampled turns, and not a demonstration
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(DEMOS.read_text().splitlines()[1] + "\n" + json.dumps(record) + "\n")
+    with pytest.raises(
+        ValueError, match=r"bad\.jsonl, trajectory 2: .*not marked as a demonstration"
+    ):
+        load_examples(parse_config({"data": [str(bad)]}), tok)
+    config = tmp_path / "sft.toml"
+    config.write_text(f'data = ["{bad}"]\nsteps = 1\nlearning_rate = 1\n')
+    assert cli(["sft", "--config", str(config)]) == 2
+    config.write_text(f'data = ["{tmp_path / "missing.jsonl"}"]\n')
+    assert cli(["sft", "--config", str(config)]) == 2
+    config.write_text(f'out_dir = "{tmp_path / "never"}"\ndata = ["{bad}"]\ninit = "{tmp_path}"\n')
+    assert cli(["sft", "--config", str(config)]) == 2
+    assert not (tmp_path / "never").exists()  # nothing written
+
+
+def _sequences() -> list[tuple[torch.Tensor, torch.Tensor]]:
+    gen = torch.Generator().manual_seed(1)
+    out = []
+    for length in (7, 12, 5):  # 3 sequences on 2 ranks: one micro-step of rank 1 is idle
+        tokens = torch.randint(0, 96, (length,), generator=gen)
+        mask = torch.rand(length, generator=gen) < 0.6
+        out.append((tokens, mask))
+    return out
+
+
+def _steps(model, dp_rank: int, dp_size: int) -> dict:
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    losses = [
+        sft_step(lambda t: model(input_ids=t).logits, opt, _sequences(), 1, dp_rank, dp_size)
+        for _ in range(2)
+    ]
+
+    def full(t):
+        return t.full_tensor() if hasattr(t, "full_tensor") else t
+
+    return {
+        "losses": [x["loss"] for x in losses],
+        "tokens": losses[-1]["tokens"],
+        "params": {n: full(p).detach().clone() for n, p in model.named_parameters()},
+    }
+
+
+def _tiny_llama():
+    from hf_tiny import tiny_configs
+    from transformers import LlamaForCausalLM
+
+    torch.manual_seed(0)
+    return LlamaForCausalLM(tiny_configs()["llama"])
+
+
+def _rank() -> dict:
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp import fully_shard
+
+    model = _tiny_llama()
+    mesh = init_device_mesh("cpu", (dist.get_world_size(),))
+    for layer in model.model.layers:
+        fully_shard(layer, mesh=mesh)
+    fully_shard(model, mesh=mesh)
+    return _steps(model, dist.get_rank(), dist.get_world_size())
+
+
+@pytest.mark.dist
+def test_sft_step_on_2_fsdp2_ranks_equals_one_process():
+    want = _steps(_tiny_llama(), 0, 1)
+    assert want["losses"][1] < want["losses"][0] and want["tokens"] == 24
+    for got in run_on_ranks(_rank, 2, timeout_s=240):
+        assert got["losses"] == pytest.approx(want["losses"], abs=1e-5)
+        assert got["tokens"] == want["tokens"]
+        for name, value in want["params"].items():
+            torch.testing.assert_close(got["params"][name], value, rtol=0, atol=1e-5, msg=name)
