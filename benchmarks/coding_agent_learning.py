@@ -11,7 +11,7 @@ coding loop started from the SFT checkpoint (`model.init`) on the train split, r
 each iteration's held-out mean reward from the loop's summary key `heldout_reward` (the
 loop's held-out evaluation; this script stops with an error when the loop does not
 report it, rather than estimate it itself). Iteration 0 of `heldout_reward` is the warm
-start's (the first summary's `heldout_reward_before`, when the loop reports it).
+start's: the loop evaluates the held-out tasks before its first update.
 
 Resumable: every stage keeps its output under `--out` and is skipped when present.
 Writes benchmarks/results/coding_agent_learning.json:
@@ -149,8 +149,7 @@ def run_rl(args, seed: int, root: Path, train_dirs: list[Path], heldout_dirs: li
     summaries = [json.loads(x) for x in (root / "rl" / "metrics.jsonl").read_text().splitlines()]
     if any("heldout_reward" not in s for s in summaries):
         raise SystemExit("the loop's summaries have no heldout_reward: no figure is invented")
-    first = summaries[0].get("heldout_reward_before")
-    return ([first] if first is not None else []) + [s["heldout_reward"] for s in summaries]
+    return [s["heldout_reward"] for s in summaries]  # line 0: before the first update
 
 
 def main() -> None:

@@ -10,8 +10,9 @@ import json
 import tempfile
 from pathlib import Path
 
-from etude.recipes.coding.demonstrations import demonstrate, first_turns
 from etude.synth.demo import EXAMPLE_REPO
+
+from etude.recipes.coding.demonstrations import demonstrate, first_turns
 from etude.synth.pipeline import synthesize
 
 OUT = Path(__file__).with_name("demonstrations.jsonl")
