@@ -27,7 +27,7 @@ import shutil
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from etude.synth.demo import EXAMPLE_REPO
+from etude.synth import EXAMPLE_REPO
 from etude.synth.pipeline import synthesize
 from etude.synth.task import load_task
 

@@ -10,9 +10,8 @@ import json
 import tempfile
 from pathlib import Path
 
-from etude.synth.demo import EXAMPLE_REPO
-
 from etude.recipes.coding.demonstrations import demonstrate, first_turns
+from etude.synth import EXAMPLE_REPO
 from etude.synth.pipeline import synthesize
 
 OUT = Path(__file__).with_name("demonstrations.jsonl")
