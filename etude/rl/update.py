@@ -416,7 +416,8 @@ def rl_update(
     credit/<category> (mean advantage weight of "advantage_weight" hints),
     ratio_mean/min/max, clip_frac, is_capped_frac (over every forward),
     logprob_gap_mean/max (|log π_trainer − log π_sampler| on sampled tokens, first pass:
-    the number to watch for a sampler/trainer mismatch), frac_distilled, teacher_gap, hints_used, tokens, trajectories, errors."""
+    the number to watch for a sampler/trainer mismatch), frac_distilled, teacher_gap,
+    hints_used, tokens, trajectories, errors."""
     errors: list[str] = []
     kept = _prepare(tok, trajectories, settings, retokenize, errors)
     if not kept:
