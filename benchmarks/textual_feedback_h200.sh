@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The 5-seed feedback-modes experiment on the single-H200 machine (16 CPU cores, 128 GiB):
+# 6 arms x 5 seeds = 30 runs, 15 at a time, from the warm start and gap check this
+# checkout's runs/toolgrid/experiment-modes/ already holds (carry that folder; without it
+# the warm start runs first, ~10 more minutes).
+#
+#     bash benchmarks/textual_feedback_h200.sh
+#         -> benchmarks/results/textual_feedback_modes.json and .png
+#
+# The tiny byte policy samples one token at a time at batch 1: it runs on the machine's CPU
+# cores, one thread per run, not on the GPU (the ToolGrid trainer has no CUDA path). Not run
+# yet: no GPU machine was available when it was written. Resumable like the CPU version.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PYTHONPATH="$PWD" OMP_NUM_THREADS=1
+exec timeout 590 python benchmarks/textual_feedback_experiment.py \
+    --seeds 0 1 2 3 4 --workers 15 "$@"
