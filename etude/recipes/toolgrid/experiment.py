@@ -322,15 +322,17 @@ def main(
             toolgrid=replace(base.toolgrid, train_registries=20, heldout_registries=5),
         )
         seeds = seeds[:2]
+    check = {"gap_tasks": 20, "gap_episodes": 4} if quick else {}
     try:
         summary = run_experiment(
             base,
             list(seeds),
             lam,
             Path(out),
-            Path(base.out_dir) / "experiment-modes",
+            Path(base.out_dir) / ("experiment-modes-quick" if quick else "experiment-modes"),
             workers=workers,
             require_hint_reading=require_hint_reading,
+            **check,
         )
     except GapCheckError as err:
         print(f"etude rl experiment: {err}", file=sys.stderr)
