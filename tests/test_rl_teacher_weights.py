@@ -1,7 +1,8 @@
 """Teacher weights (`etude.rl.teacher_weights`): a frozen teacher stays bit-identical across
 updates until it is refreshed, the EMA is the hand-computed blend, refresh-on-no-drop
 refreshes only when the reward did not drop, and a separate teacher with the policy's own
-weights gives `rl_update` exactly the live teacher's gradient."""
+weights gives `rl_update` exactly the live teacher's gradient (native and Hugging Face
+policies), and one with other weights another."""
 
 from __future__ import annotations
 
@@ -70,6 +71,13 @@ def test_a_separate_teacher_with_the_policys_weights_gives_the_live_gradient():
     rl_update(NativePolicy(policy), separate, *args, teacher=NativePolicy(frozen))
     for a, b in zip(live.steps[0], separate.steps[0]):
         torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-7)
+    # and the update does use the teacher's own weights: other weights, another gradient
+    with torch.no_grad():
+        for p in frozen.parameters():
+            p.mul_(1.5)
+    other = GradientRecorder(policy.parameters())
+    rl_update(NativePolicy(policy), other, *args, teacher=NativePolicy(frozen))
+    assert any(not torch.allclose(a, b) for a, b in zip(live.steps[0], other.steps[0]))
 
 
 def test_ema_is_the_hand_computed_blend():
@@ -112,3 +120,33 @@ def test_teacher_settings_in_the_toolgrid_config():
         parse_config({"env": "toolgrid", "teacher": {"kind": "snapshot"}})
     with pytest.raises(ConfigError, match="ema_decay"):
         parse_config({"env": "toolgrid", "teacher": {"kind": "ema", "ema_decay": 1.0}})
+
+
+@pytest.mark.filterwarnings("ignore:.*re-tokenized:UserWarning")  # hand-written turns
+@pytest.mark.parametrize("mode", ["advantage_weight", "gated"])
+def test_a_separate_hf_teacher_with_the_policys_weights_gives_the_live_gradient(
+    smollm2_tokenizer, mode
+):
+    from test_coding_judge import MESSAGES
+    from test_coding_resume import tiny_model
+
+    from etude.rl.feedback import Hint
+    from etude.rl.policy import HFPolicy
+    from etude.rl.trajectory import HFChat, Trajectory
+
+    model = tiny_model(smollm2_tokenizer)
+    frozen = TeacherWeights(TeacherSettings(kind="frozen"), model).module
+    chat = HFChat(smollm2_tokenizer)
+    trajectories = [
+        Trajectory(MESSAGES, reward=0.0),
+        Trajectory([*MESSAGES[:2], {"role": "assistant", "content": "Hi."}], reward=1.0),
+    ]
+    hint = Hint(2, "Note: open_file does not exist. Available tools: read_file.", "x", "test")
+    settings = StepSettings(weights={"x": 0.5}, modes={"x": mode})
+    live, separate = GradientRecorder(model.parameters()), GradientRecorder(model.parameters())
+    args = (chat, trajectories, [0, 0], [[hint], []], settings)
+    m = rl_update(HFPolicy(model), live, *args, retokenize=True)
+    rl_update(HFPolicy(model), separate, *args, retokenize=True, teacher=HFPolicy(frozen))
+    assert m["hints_used"] == 1, m["errors"]
+    for a, b in zip(live.steps[0], separate.steps[0]):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-7)
