@@ -346,7 +346,8 @@ def train(cfg: RunConfig, policy: BytePolicy | None = None, progress: bool = Tru
 
 
 def plot(records: list[dict], path: Path) -> None:
-    """Reward (train, held-out), targeted error rate and KL per category against episodes."""
+    """Reward (train, held-out), targeted error rate, and KL (or mean advantage weight) per
+    category against episodes."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -370,12 +371,13 @@ def plot(records: list[dict], path: Path) -> None:
         "o-",
         label="held-out",
     )
-    cats = sorted({k for r in steps for k in r if k.startswith("kl/")})
+    cats = sorted({k for r in steps for k in r if k.startswith(("kl/", "credit/"))})
     for c in cats:
         axes[2].plot(
-            [r["episodes"] for r in steps if c in r], [r[c] for r in steps if c in r], label=c[3:]
+            [r["episodes"] for r in steps if c in r], [r[c] for r in steps if c in r], label=c
         )
-    for ax, title in zip(axes, ["reward / success", "targeted error rate", "KL per category"]):
+    titles = ["reward / success", "targeted error rate", "KL / advantage weight per category"]
+    for ax, title in zip(axes, titles):
         ax.set_title(title)
         ax.set_xlabel("episodes")
         if ax.has_data():
