@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The 5-seed feedback-modes experiment on the single-H200 machine (16 CPU cores, 128 GiB):
-# 6 arms x 5 seeds = 30 runs, 15 at a time, from the warm start and gap check this
-# checkout's runs/toolgrid/experiment-modes/ already holds (carry that folder; without it
-# the warm start runs first, ~10 more minutes).
+# 6 arms x 5 seeds = 30 runs, 15 at a time, from the warm start, gap check and finished
+# runs this checkout's runs/toolgrid/experiment-modes/ already holds. Carry that folder: the
+# warm start took about 25 minutes on the shared 2-core machine and is not resumable midway,
+# so without it the 590 s limit would end the command before any arm ran.
 #
 #     bash benchmarks/textual_feedback_h200.sh
 #         -> benchmarks/results/textual_feedback_modes.json and .png

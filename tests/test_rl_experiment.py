@@ -195,4 +195,4 @@ def test_experiment_runs_every_arm_and_resumes_from_its_logs(tmp_path):
             assert again["arms"][name]["final_success"] == arm["final_success"]
 
     with pytest.raises(ValueError, match="different experiment"):
-        run_experiment(base, [0, 1], 0.5, out, runs, require_hint_reading=False, **SMALL_CHECK)
+        run_experiment(base, [0], 2.0, out, runs, require_hint_reading=False, **SMALL_CHECK)

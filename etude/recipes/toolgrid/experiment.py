@@ -129,10 +129,11 @@ def run_experiment(
     and `.png`. When the gap is about zero and `require_hint_reading` is set, no arm runs:
     the check goes to `out/gap_check.json` and `GapCheckError` says why.
 
-    It resumes: `runs/experiment.json` records the experiment (config, seeds, λ, arms); when
-    it matches, the saved warm start and gap check are reused and runs whose `log.jsonl` is
-    complete are loaded instead of re-run. A different experiment in the same `runs` is
-    refused."""
+    It resumes: `runs/experiment.json` records the experiment (config, λ, arms, gap-check
+    sizes; not the seeds, which only add runs); when it matches, the saved warm start and
+    gap check are reused and runs whose `log.jsonl` is complete are loaded instead of re-run
+    (so more seeds later run only the new runs). A different experiment in the same `runs`
+    is refused."""
     out.mkdir(parents=True, exist_ok=True)
     runs.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
@@ -141,7 +142,6 @@ def run_experiment(
         json.dumps(
             {
                 "config": asdict(base),
-                "seeds": seeds,
                 "lambda": lam,
                 "arms": list(the_arms),
                 "gap_check": [gap_tasks, gap_episodes],
@@ -151,7 +151,7 @@ def run_experiment(
     identity_path = runs / "experiment.json"
     if identity_path.exists() and json.loads(identity_path.read_text()) != identity:
         raise ValueError(
-            f"{runs} holds runs of a different experiment (config, seeds, λ or arms differ "
+            f"{runs} holds runs of a different experiment (config, λ, arms or gap check differ "
             f"from {identity_path}); give another out_dir or remove {runs}"
         )
     warm_path, check_path = runs / "warm_start.pt", runs / "gap_check.json"
