@@ -13,8 +13,8 @@ and every finished run are reused (runs/toolgrid/experiment-modes/).
 
     .venv/bin/python benchmarks/textual_feedback_experiment.py [--seeds 0 1 2] [--workers 2]
         -> benchmarks/results/textual_feedback_modes.json and textual_feedback_modes.png
-        (3 seeds: about 20 runs of ~3 minutes each plus the warm start, 1-1.5 hours on
-        2 CPU cores)
+        (3 seeds: 18 runs of 4-7 minutes, two at a time, after a ~25-minute warm start:
+        1.5-2 hours on the shared 2-core machine)
     .venv/bin/python benchmarks/textual_feedback_experiment.py --from-logs
         rebuilds the summary from the runs' logs (arms whose seeds all finished)
     .venv/bin/python benchmarks/textual_feedback_experiment.py --quick --out /tmp/smoke
