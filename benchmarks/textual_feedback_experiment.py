@@ -1,13 +1,26 @@
-"""The ToolGrid textual-feedback experiment (the same as `etude rl experiment toolgrid`).
+"""The ToolGrid feedback-modes experiment (what `etude rl experiment toolgrid` runs).
 
-Arms (RL only; RL + targeted KL at λ = 0.5 and 2.0; RL + the same KL over the whole
-trajectory; placebo hints), 5 seeds each, the same episode budget, success on held-out tool
-registries with paired-by-seed bootstrap intervals. Sizes come from configs/toolgrid.toml.
+Arms: RL only; + KL to the live hinted teacher (λ = 0.5, the seed method); advantage
+re-weighting with the live and with a frozen teacher (refreshed every 10 updates when the
+training reward has not dropped); gated forward KL (λ = 0.5) with the live and with the
+frozen teacher. The same episode budget for every arm, several seeds, success on held-out
+tool registries, paired-by-seed bootstrap 95% intervals against RL only, curves. Sizes come
+from configs/toolgrid.toml. The pre-flight gap check runs first and is printed; the arms do
+not start when the gap is about zero (unless --ignore-hint-check).
 
-    .venv/bin/python benchmarks/textual_feedback_experiment.py
-        -> benchmarks/results/textual_feedback.json and textual_feedback.png
+It resumes: rerun the same command after an interruption and the warm start, the gap check
+and every finished run are reused (runs/toolgrid/experiment-modes/).
+
+    .venv/bin/python benchmarks/textual_feedback_experiment.py [--seeds 0 1 2] [--workers 2]
+        -> benchmarks/results/textual_feedback_modes.json and textual_feedback_modes.png
+        (3 seeds: 18 runs of 4-7 minutes, two at a time, after a ~25-minute warm start:
+        1.5-2 hours on the shared 2-core machine)
     .venv/bin/python benchmarks/textual_feedback_experiment.py --from-logs
         rebuilds the summary from the runs' logs (arms whose seeds all finished)
+    .venv/bin/python benchmarks/textual_feedback_experiment.py --quick --out /tmp/smoke
+        a smoke-size run end to end (its numbers mean nothing)
+
+The 5-seed version for the single-H200 machine is benchmarks/textual_feedback_h200.sh.
 """
 
 from __future__ import annotations
@@ -22,12 +35,29 @@ RESULTS = Path(__file__).parent / "results"
 CONFIG = Path(__file__).parents[1] / "configs" / "toolgrid.toml"
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--lam", type=float, default=0.5)
+    parser.add_argument("--config", default=str(CONFIG))
+    parser.add_argument("--out", default=str(RESULTS))
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--ignore-hint-check", action="store_true")
     parser.add_argument("--from-logs", action="store_true")
     args = parser.parse_args()
-    base = load_config(CONFIG)
-    runs = Path(base.out_dir) / "experiment"
     if args.from_logs:
-        summarize_logs(runs, base, [0, 1, 2, 3, 4], (0.5, 2.0), RESULTS)
-    else:
-        main(str(RESULTS), config=str(CONFIG))
+        base = load_config(args.config)
+        runs = Path(base.out_dir) / "experiment-modes"
+        summarize_logs(runs, base, args.seeds, args.lam, Path(args.out))
+        raise SystemExit(0)
+    raise SystemExit(
+        main(
+            args.out,
+            quick=args.quick,
+            config=args.config,
+            require_hint_reading=not args.ignore_hint_check,
+            seeds=tuple(args.seeds),
+            workers=args.workers,
+            lam=args.lam,
+        )
+    )

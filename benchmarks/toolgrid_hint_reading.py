@@ -15,7 +15,7 @@ Looking the name up in the tool list is the skill the hint is about: picking one
 offered names at random gives a first-byte accuracy of 1/3.
 
     .venv/bin/python benchmarks/toolgrid_hint_reading.py [--policy PATH]
-        (default: runs/toolgrid/experiment/warm_start.pt, the experiment's warm start)
+        (default: runs/toolgrid/experiment-modes/warm_start.pt, the experiment's warm start)
         -> benchmarks/results/toolgrid_hint_reading.json
 """
 
@@ -38,7 +38,9 @@ RESULTS = Path(__file__).parent / "results"
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--policy", default=str(ROOT / "runs/toolgrid/experiment/warm_start.pt"))
+    parser.add_argument(
+        "--policy", default=str(ROOT / "runs/toolgrid/experiment-modes/warm_start.pt")
+    )
     parser.add_argument("--tasks", type=int, default=300)
     args = parser.parse_args()
     policy_path = Path(args.policy).resolve()

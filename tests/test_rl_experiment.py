@@ -11,7 +11,7 @@ import pytest
 
 from etude.envs.toolgrid import sample_task, split_registries
 from etude.recipes.toolgrid.experiment import (
-    HintReadingError,
+    GapCheckError,
     arms,
     episodes_to_reach,
     paired_bootstrap,
@@ -19,7 +19,12 @@ from etude.recipes.toolgrid.experiment import (
     run_experiment,
     summarize,
 )
-from etude.recipes.toolgrid.hint_reading import first_call_contexts, reads_hints
+from etude.recipes.toolgrid.hint_reading import (
+    first_call_contexts,
+    predicted_benefit,
+    predicts_benefit,
+    reads_hints,
+)
 from etude.recipes.toolgrid.train import RunConfig
 
 
@@ -35,6 +40,9 @@ def test_episodes_to_reach():
     evals = [{"episodes": 0, "heldout_success": 0.5}, {"episodes": 64, "heldout_success": 0.85}]
     assert episodes_to_reach(evals, 0.8) == 64
     assert episodes_to_reach(evals, 0.9) is None
+
+
+SMALL_CHECK = {"gap_tasks": 30, "gap_episodes": 6}
 
 
 def _records(success):
@@ -63,39 +71,56 @@ def test_summary_pairs_arms_with_rl_by_seed():
 
 
 def test_arms_share_everything_but_the_feedback():
-    configs = arms(RunConfig(), (0.5, 2.0))
+    configs = arms(RunConfig(), 0.5)
     assert list(configs) == [
         "rl",
-        "targeted λ=0.5",
-        "targeted λ=2.0",
-        "whole-trajectory λ=0.5",
-        "truncated λ=0.5",
-        "decaying λ=0.5",
-        "placebo λ=0.5",
+        "kl λ=0.5",
+        "advantage_weight",
+        "advantage_weight frozen",
+        "gated λ=0.5",
+        "gated λ=0.5 frozen",
     ]
-    assert configs["rl"].loss.weights == {}
-    assert configs["whole-trajectory λ=0.5"].loss.scope == "trajectory"
-    assert [name for name, c in configs.items() if c.loss.truncate] == ["truncated λ=0.5"]
-    linear = [name for name, c in configs.items() if c.loss.lambda_schedule == "linear"]
-    assert linear == ["decaying λ=0.5"]
-    assert configs["placebo λ=0.5"].feedback.placebo
-    assert (
-        len(
-            {
-                (c.rl, c.toolgrid, c.eval, c.model)
-                == (RunConfig().rl, RunConfig().toolgrid, RunConfig().eval, RunConfig().model)
-                for c in configs.values()
-            }
+    targeted = ("tool_not_found", "invalid_arguments")
+    assert configs["rl"].loss.weights == {} and configs["rl"].loss.modes == {}
+    assert not any(configs["rl"].loss.uses(c) for c in targeted)
+    for name, c in configs.items():
+        if name != "rl":
+            mode = name.split(" ")[0]
+            assert all(c.loss.uses(k) and c.loss.mode(k) == mode for k in targeted), name
+        assert c.teacher.kind == ("frozen" if name.endswith("frozen") else "live"), name
+    assert configs["advantage_weight"].loss.weights == {}  # no λ: no distillation term
+    assert configs["gated λ=0.5"].loss.weights == dict.fromkeys(targeted, 0.5)
+    assert configs["gated λ=0.5"].loss.estimator == "forward_kl"
+    assert configs["gated λ=0.5 frozen"].teacher.refresh == "no_reward_drop"
+    same = {
+        (c.rl, c.toolgrid, c.eval, c.model, c.warm_start, c.feedback)
+        == (
+            RunConfig().rl,
+            RunConfig().toolgrid,
+            RunConfig().eval,
+            RunConfig().model,
+            RunConfig().warm_start,
+            RunConfig().feedback,
         )
-        == 1
-    )
+        for c in configs.values()
+    }
+    assert same == {True}
 
 
-def _check(hint_gain: float, placebo_gain: float) -> dict:
+def _check(hint_gain: float, placebo_gain: float, success_gap: float = 0.0) -> dict:
     return {
         "hint": {"median_logp_gain_vs_none": hint_gain},
         "placebo": {"median_logp_gain_vs_none": placebo_gain},
+        "success": {"gap": success_gap},
     }
+
+
+def test_the_gap_check_predicts_a_benefit_only_when_the_gap_is_not_about_zero():
+    assert not predicts_benefit(_check(0.04, -0.4, success_gap=0.01))
+    assert predicts_benefit(_check(0.04, -0.4, success_gap=0.2))  # the continuation wins
+    assert predicts_benefit(_check(2.0, 0.5, success_gap=0.0))  # the call is far likelier
+    assert "predicts no gain" in predicted_benefit(_check(0.0, 0.0, success_gap=-0.02))
+    assert "proportional to +0.200" in predicted_benefit(_check(0.0, 0.0, success_gap=0.2))
 
 
 def test_reads_hints_needs_a_clear_gain_above_zero_and_above_the_placebo():
@@ -121,22 +146,21 @@ def test_contexts_differ_only_in_the_message_before_the_correct_call():
     assert call["content"][offset:] == name
 
 
-def test_experiment_stops_before_the_arms_when_the_warm_start_does_not_read_hints(tmp_path):
-    base = RunConfig(out_dir=str(tmp_path / "runs"))
-    base = replace(
-        base,
-        warm_start=replace(base.warm_start, steps=2, batch=2),
-        toolgrid=replace(base.toolgrid, train_registries=20, heldout_registries=5),
-    )
-    with pytest.raises(HintReadingError, match="does not read hints"):
-        run_experiment(base, [0], (0.5, 2.0), tmp_path / "out", tmp_path / "runs")
-    check = json.loads((tmp_path / "out" / "hint_reading.json").read_text())
-    assert not reads_hints(check) and check["tasks"] == 300
+def test_experiment_refuses_to_start_when_the_gap_is_about_zero(tmp_path, capsys):
+    base = _tiny(tmp_path)  # two warm-start steps: nothing to read a hint with
+    with pytest.raises(GapCheckError, match="--ignore-hint-check") as err:
+        run_experiment(base, [0], 0.5, tmp_path / "out", tmp_path / "runs", **SMALL_CHECK)
+    assert "no better than the student" in str(err.value)
+    check = json.loads((tmp_path / "out" / "gap_check.json").read_text())
+    assert not predicts_benefit(check) and check["tasks"] == 30
+    assert check["success"]["episodes"] == 6 and abs(check["success"]["gap"]) < 0.05
+    assert "predicts no gain" in capsys.readouterr().out  # printed before refusing
     assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == [
         "experiment.json",
+        "gap_check.json",
         "warm_start.pt",
     ]
-    assert not (tmp_path / "out" / "textual_feedback.json").exists()
+    assert not (tmp_path / "out" / "textual_feedback_modes.json").exists()
 
 
 def _tiny(tmp_path) -> RunConfig:
@@ -154,21 +178,21 @@ def _tiny(tmp_path) -> RunConfig:
 @pytest.mark.slow
 def test_experiment_runs_every_arm_and_resumes_from_its_logs(tmp_path):
     base, out, runs = _tiny(tmp_path), tmp_path / "out", tmp_path / "runs"
-    first = run_experiment(base, [0], (0.5, 2.0), out, runs, require_hint_reading=False)
-    assert list(first["arms"]) == list(arms(base, (0.5, 2.0)))
+    first = run_experiment(base, [0], 0.5, out, runs, require_hint_reading=False, **SMALL_CHECK)
+    assert list(first["arms"]) == list(arms(base, 0.5))
     assert first["budget"]["runs_loaded_from_logs"] == 0
     assert not first["budget"]["warm_start_reused"]
     warm = (runs / "warm_start.pt").read_bytes()
 
-    redo = runs / run_dir_name("truncated λ=0.5", 0)
+    redo = runs / run_dir_name("gated λ=0.5 frozen", 0)
     (redo / "log.jsonl").unlink()  # as if the run had been interrupted
-    again = run_experiment(base, [0], (0.5, 2.0), out, runs, require_hint_reading=False)
+    again = run_experiment(base, [0], 0.5, out, runs, require_hint_reading=False, **SMALL_CHECK)
     assert again["budget"]["warm_start_reused"] and (runs / "warm_start.pt").read_bytes() == warm
     assert again["budget"]["runs_loaded_from_logs"] == len(first["arms"]) - 1
     assert (redo / "log.jsonl").is_file()
     for name, arm in first["arms"].items():
-        if name != "truncated λ=0.5":
+        if name != "gated λ=0.5 frozen":
             assert again["arms"][name]["final_success"] == arm["final_success"]
 
     with pytest.raises(ValueError, match="different experiment"):
-        run_experiment(base, [0, 1], (0.5, 2.0), out, runs, require_hint_reading=False)
+        run_experiment(base, [0], 2.0, out, runs, require_hint_reading=False, **SMALL_CHECK)

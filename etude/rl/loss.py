@@ -6,7 +6,8 @@ optional k3 KL to a reference policy. KL_h is a distillation estimator (`etude.r
 averaged over the tokens of hint h's turn only. Pure functions on tensors.
 
 Shapes: `logprobs`, `old_logprobs`, `ref_logprobs`, `mask` are [B, T] (per token of the
-sampled sequence, mask = trainable), `advantages` is [B] (one per trajectory).
+sampled sequence, mask = trainable), `advantages` is [B] (one per trajectory) or, for the
+policy-gradient term, [B, T] (one per token: credit reweighted within a trajectory).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ def policy_gradient_loss(
     advantage cannot blow up); "mask" drops tokens whose ρ exceeds C (the normalizer is
     unchanged, so the kept tokens weigh what they would have)."""
     ratio = torch.exp(logprobs - old_logprobs)
-    adv = advantages[:, None].to(ratio.dtype)
+    adv = (advantages[:, None] if advantages.dim() == 1 else advantages).to(ratio.dtype)
     weight = mask.to(ratio.dtype)
     if is_cap is not None:
         if is_mode not in IS_MODES:

@@ -1,5 +1,11 @@
 """One RL update for every policy: L = L_RL + ref_kl·KL_ref + Σ_h λ_category(h)·KL_h.
 
+Each hint category has a feedback mode (`etude.rl.feedback_modes`): "kl" adds λ·KL_h as
+above, "gated" adds λ·(σ-gated KL_h), "advantage_weight" adds nothing and instead weighs the
+advantages of the hinted turn's tokens inside L_RL. The teacher is the policy itself reading
+the hint (its cached prefix reused), or a separate `teacher` policy with its own weights
+(`etude.rl.teacher_weights`: a frozen snapshot or an EMA), which runs its own forward.
+
 Thin orchestration over the pure pieces: tokenize (`trajectory`: the sampled ids of policy
 turns, the chat template for the rest), advantages (`advantages`, `effort`), the clipped
 policy-gradient term with ratios against the sampler's log-probs and truncated importance
@@ -32,6 +38,13 @@ from etude.rl.batch import pad_batch
 from etude.rl.distill import estimate, teacher_advantage, teacher_path_length
 from etude.rl.effort import shape_lengths
 from etude.rl.feedback.hints import Hint, HintError, validate_hint
+from etude.rl.feedback_modes import (
+    FeedbackMode,
+    advantage_weights,
+    check_modes,
+    gated_distillation,
+    sampled_gap,
+)
 from etude.rl.loss import (
     IS_MODES,
     HintKL,
@@ -56,7 +69,11 @@ from etude.rl.trajectory import (
 
 @dataclass
 class StepSettings:
-    """Knobs of one update. `weights`: λ per hint category (missing = 0, no teacher pass);
+    """Knobs of one update. `weights`: λ per hint category (missing = 0); `modes`: the
+    feedback mode per category ("kl" when missing; `etude.rl.feedback_modes`); a category
+    gets a teacher pass when its λ is non-zero or its mode is "advantage_weight" (which does
+    not use λ); `weight_bound`: c of the advantage weights' clamp [1/c, c];
+    `gate_temperature`: τ of the "gated" mode's σ(gap/τ);
     `scope`: "turn" (targeted) or "trajectory" (the hint before the first turn, KL on every
     trainable token); `gate`: drop a hint unless the teacher finds the sampled turn less
     likely than the student does by more than `gate_margin` nats/token; `truncate`: distill a
@@ -70,6 +87,9 @@ class StepSettings:
     limit)."""
 
     weights: dict[str, float] = field(default_factory=dict)
+    modes: dict[str, FeedbackMode] = field(default_factory=dict)
+    weight_bound: float = 2.0
+    gate_temperature: float = 1.0
     estimator: str = "reverse_kl"
     teacher_temperature: float = 1.0
     jsd_beta: float = 0.5
@@ -100,11 +120,28 @@ class StepSettings:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
         if self.micro_batch < 0 or self.max_tokens < 0:
             raise ValueError("micro_batch and max_tokens must be 0 (off) or positive")
+        check_modes(self.modes)
+        if self.weight_bound < 1:
+            raise ValueError(f"weight_bound must be >= 1, got {self.weight_bound}")
+        if self.gate_temperature <= 0:
+            raise ValueError(f"gate_temperature must be > 0, got {self.gate_temperature}")
+
+    def mode(self, category: str) -> str:
+        """The feedback mode of hint `category`."""
+        return self.modes.get(category, "kl")
+
+    def uses(self, category: str) -> bool:
+        """Whether hints of `category` reach the update (and so need a teacher pass)."""
+        return bool(self.weights.get(category)) or self.mode(category) == "advantage_weight"
+
+    def uses_any(self) -> bool:
+        return any(map(self.uses, {*self.weights, *self.modes}))
 
 
 def scheduled(settings: StepSettings, step: int, steps: int) -> StepSettings:
     """The settings for RL step `step` of `steps` (0-based): under the "linear" schedule
-    every λ is scaled by 1 − step/steps; "constant" leaves them as they are."""
+    every λ is scaled by 1 − step/steps ("advantage_weight" categories, which use no λ, are
+    not scheduled); "constant" leaves them as they are."""
     if settings.lambda_schedule == "constant":
         return settings
     if settings.lambda_schedule != "linear":
@@ -124,13 +161,13 @@ def hint_queries(
     errors: list[str],
     index: int,
 ) -> list[TeacherQuery]:
-    """Teacher queries for the hints of one trajectory whose category has a weight.
+    """Teacher queries for the hints of one trajectory whose category the update uses.
 
     A hint that does not fit (not a policy turn, a template that will not render it) is
     dropped with a message in `errors`, so the rest of the batch still trains."""
     queries = []
     for h in hints:
-        if not settings.weights.get(h.category):
+        if not settings.uses(h.category):
             continue
         try:
             validate_hint(trajectory, h)
@@ -230,10 +267,12 @@ def _micro_step(
     scale: float,
     totals: dict,
     lockstep: bool,
+    teacher: Policy | None = None,
 ) -> None:
     """Forward, loss and backward of one micro-batch; adds its sums to `totals`. `lockstep`
-    (data parallel with hint weights): run a teacher forward even without hints, so every
-    rank runs the same FSDP2 collectives."""
+    (data parallel with hints in use): run a teacher forward even without hints, so every
+    rank runs the same FSDP2 collectives. `teacher`: a policy with its own weights (None: the
+    live policy on its own cached prefix)."""
     tokens, mask = pad_batch(
         [it.tokenized.tokens for it in items], [it.tokenized.trainable for it in items]
     )
@@ -250,10 +289,54 @@ def _micro_step(
     # tokens without a sampler log-prob (re-tokenized turns) get ratio 1
     old = torch.where(sampled, sampler.to(logprobs.dtype), logprobs.detach())
     fmask = mask.to(logprobs.dtype)
+
+    # the teacher first: "advantage_weight" hints change the RL term's per-token advantages
+    rows = [row for row, it in enumerate(items) for _ in it.queries]
+    queries = [q for it in items for q in it.queries]
+    teacher_out = _teacher_logits(policy, teacher, tokens, cache, rows, queries, lockstep)
+    credit = torch.ones_like(fmask)  # per-token factor on the advantage
+    terms = []
+    for row, q, t_logits in zip(rows, queries, teacher_out):
+        sel = q.distill_mask.nonzero().squeeze(-1)
+        if not len(sel):
+            continue
+        student = logits[row, q.insert_at - 1 + sel]
+        targets = q.continuation[sel]
+        t_sel = t_logits[sel]
+        gap = teacher_advantage(student, t_sel, targets).item()
+        totals["gaps"].append(gap)
+        if settings.gate and gap <= settings.gate_margin:
+            continue
+        keep = teacher_path_length(t_sel, targets) if settings.truncate else len(sel)
+        category, mode = q.hint.category, settings.mode(q.hint.category)
+        if mode == "advantage_weight":
+            g = sampled_gap(student[:keep], t_sel[:keep], targets[:keep])
+            w = advantage_weights(g, items[row].advantage, settings.weight_bound)
+            credit[row, q.insert_at + sel[:keep]] *= w.to(credit.dtype)
+            totals["credit"].setdefault(category, []).append(w)
+        else:
+            kw = dict(
+                teacher_temperature=settings.teacher_temperature,
+                beta=settings.jsd_beta,
+                k=settings.topk,
+            )
+            s, t, x = student[:keep], t_sel[:keep], targets[:keep]
+            if mode == "gated":
+                per_token = gated_distillation(
+                    settings.estimator, s, t, x, gate_temperature=settings.gate_temperature, **kw
+                )
+            else:
+                per_token = estimate(settings.estimator, s, t, x, **kw)
+            terms.append(HintKL(category, per_token))
+            totals["kl"].setdefault(category, []).append(per_token.detach())
+        totals["distilled"] += keep
+        totals["hints_used"] += 1
+
+    token_advantages = advantages[:, None].to(credit.dtype) * credit
     rl = policy_gradient_loss(
         logprobs,
         old,
-        advantages,
+        token_advantages,
         fmask,
         settings.clip_low,
         settings.clip_high,
@@ -282,46 +365,33 @@ def _micro_step(
         kl_ref = reference_kl(logprobs, ref_lp, fmask, normalizer=n_tokens)
         loss = loss + settings.ref_kl * kl_ref
         totals["ref_kl"] += kl_ref.item()
-
-    terms = []
-    rows = [row for row, it in enumerate(items) for _ in it.queries]
-    queries = [q for it in items for q in it.queries]
-    teacher: list[Tensor] = []
-    with torch.no_grad():
-        if queries:  # every hint of the micro-batch in one teacher forward
-            teacher = policy.teacher_logits(cache, rows, queries)
-        elif lockstep:
-            policy.logits(torch.zeros(1, 1, dtype=torch.long))  # the other ranks' teacher pass
-    for row, q, t_logits in zip(rows, queries, teacher):
-        sel = q.distill_mask.nonzero().squeeze(-1)
-        if not len(sel):
-            continue
-        student = logits[row, q.insert_at - 1 + sel]
-        targets = q.continuation[sel]
-        t_sel = t_logits[sel]
-        gap = teacher_advantage(student, t_sel, targets).item()
-        totals["gaps"].append(gap)
-        if settings.gate and gap <= settings.gate_margin:
-            continue
-        keep = teacher_path_length(t_sel, targets) if settings.truncate else len(sel)
-        per_token = estimate(
-            settings.estimator,
-            student[:keep],
-            t_sel[:keep],
-            targets[:keep],
-            teacher_temperature=settings.teacher_temperature,
-            beta=settings.jsd_beta,
-            k=settings.topk,
-        )
-        terms.append(HintKL(q.hint.category, per_token))
-        totals["kl"].setdefault(q.hint.category, []).append(per_token.detach())
-        totals["distilled"] += keep
     if terms:
         d_loss = distillation_loss(terms, settings.weights, n_trajectories)
         loss = loss + d_loss
         totals["distill_loss"] += d_loss.item()
-        totals["hints_used"] += len(terms)
     (loss * scale).backward()
+
+
+def _teacher_logits(
+    policy: Policy,
+    teacher: Policy | None,
+    tokens: Tensor,
+    cache,
+    rows: list[int],
+    queries: list[TeacherQuery],
+    lockstep: bool,
+) -> list[Tensor]:
+    """Teacher logits [L_q, V] per query, in one forward (no grad). The live teacher reuses
+    the student's cache; a separate teacher fills its own from the same tokens first."""
+    with torch.no_grad():
+        model = policy if teacher is None else teacher
+        if not queries:
+            if lockstep:  # the other ranks' teacher pass
+                model.logits(torch.zeros(1, 1, dtype=torch.long))
+            return []
+        if teacher is not None:
+            _, cache = teacher.forward_with_cache(tokens)
+        return model.teacher_logits(cache, rows, queries)
 
 
 def rl_update(
@@ -337,18 +407,23 @@ def rl_update(
     retokenize: bool = False,
     dp_rank: int = 0,
     dp_size: int = 1,
+    teacher: Policy | None = None,
 ) -> dict:
     """Update `policy` on `trajectories` (rewards set; `groups[i]` the task group of
-    trajectory i, `hints[i]` its hints): `minibatches × passes` optimizer steps.
+    trajectory i, `hints[i]` its hints): `minibatches × passes` optimizer steps. `teacher`:
+    the hinted teacher's weights when they are not the live policy's
+    (`etude.rl.teacher_weights`); it must take the same tokens.
 
     Data parallel: every rank passes the whole batch; rank `dp_rank` of `dp_size` trains on
     every `dp_size`-th trajectory of each minibatch, with the minibatch's global
     normalizers, and the loss is scaled by `dp_size` because FSDP2 averages gradients over
     ranks. Returns metrics (sums over ranks): rl_loss, ref_kl, distill_loss (of the last
-    minibatch step), kl/<category> (mean per token), ratio_mean/min/max, clip_frac,
-    is_capped_frac (over every forward), logprob_gap_mean/max (|log π_trainer − log
-    π_sampler| on sampled tokens, first pass: the number to watch for a sampler/trainer
-    mismatch), frac_distilled, teacher_gap, hints_used, tokens, trajectories, errors."""
+    minibatch step), kl/<category> (mean per token of the "kl" or gated "gated" term),
+    credit/<category> (mean advantage weight of "advantage_weight" hints),
+    ratio_mean/min/max, clip_frac, is_capped_frac (over every forward),
+    logprob_gap_mean/max (|log π_trainer − log π_sampler| on sampled tokens, first pass:
+    the number to watch for a sampler/trainer mismatch), frac_distilled, teacher_gap,
+    hints_used, tokens, trajectories, errors."""
     errors: list[str] = []
     kept = _prepare(tok, trajectories, settings, retokenize, errors)
     if not kept:
@@ -366,7 +441,7 @@ def rl_update(
 
     metrics: dict = {}
     ratios = RatioLog()
-    lockstep = dp_size > 1 and any(settings.weights.values())
+    lockstep = dp_size > 1 and settings.uses_any()
     for p in range(settings.passes):
         for minibatch in _chunks(items, settings.minibatches):
             totals = {
@@ -378,6 +453,7 @@ def rl_update(
                 "trainable": 0.0,
                 "gaps": [],
                 "kl": {},
+                "credit": {},
                 "distilled": 0,
                 "hints_used": 0,
             }
@@ -389,7 +465,7 @@ def rl_update(
             for start in range(0, per_rank, size):  # as many micro-steps on every rank
                 chunk = mine[start : start + size]
                 if not chunk:  # this rank has no trajectory left: FSDP2 still needs it
-                    _idle_step(policy, reference if settings.ref_kl else None, lockstep)
+                    _idle_step(policy, reference if settings.ref_kl else None, lockstep, teacher)
                     continue
                 _micro_step(
                     policy,
@@ -401,6 +477,7 @@ def rl_update(
                     float(dp_size),
                     totals,
                     lockstep,
+                    teacher,
                 )
             optimizer.step()
             metrics = _step_metrics(totals, settings, dp_size)
@@ -413,7 +490,9 @@ def rl_update(
     return metrics
 
 
-def _idle_step(policy: Policy, reference: Policy | None, lockstep: bool) -> None:
+def _idle_step(
+    policy: Policy, reference: Policy | None, lockstep: bool, teacher: Policy | None = None
+) -> None:
     """The forwards and backward of a micro-step that contributes nothing, for a
     data-parallel rank without trajectories left in a minibatch: FSDP2's all-gathers and
     gradient reductions run in the same order on every rank."""
@@ -423,7 +502,7 @@ def _idle_step(policy: Policy, reference: Policy | None, lockstep: bool) -> None
         if reference is not None:
             reference.logits(dummy)
         if lockstep:
-            policy.logits(dummy)
+            (policy if teacher is None else teacher).logits(dummy)
     (logits.sum() * 0.0).backward()
 
 
@@ -510,6 +589,8 @@ def _step_metrics(totals: dict, settings: StepSettings, dp_size: int) -> dict:
         metrics["distill_loss"] = d
     for category, values in sorted(totals["kl"].items()):
         metrics[f"kl/{category}"] = torch.cat(values).mean().item()
+    for category, values in sorted(totals["credit"].items()):
+        metrics[f"credit/{category}"] = torch.cat(values).mean().item()
     gaps = totals["gaps"]
     metrics["teacher_gap"] = sum(gaps) / len(gaps) if gaps else 0.0
     metrics["frac_distilled"] = distilled / max(trainable, 1.0)

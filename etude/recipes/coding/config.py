@@ -11,6 +11,7 @@ from etude.monitor import SEVERITIES, ZEROING_SEVERITY
 from etude.recipes.coding.reward import REWARD_KINDS
 from etude.rl.distill import ESTIMATORS
 from etude.rl.feedback import DETECTORS
+from etude.rl.feedback_modes import FeedbackMode
 from etude.rl.loss import IS_MODES
 
 
@@ -87,6 +88,10 @@ class LossSettings:
     weights: dict[str, float] = field(
         default_factory=lambda: {"monitor": 1.0, "tool_not_found": 0.5, "invalid_arguments": 0.5}
     )
+    # per category: "kl" (missing = "kl"), "advantage_weight" or "gated" (etude.rl.feedback_modes)
+    modes: dict[str, FeedbackMode] = field(default_factory=dict)
+    weight_bound: float = 2.0
+    gate_temperature: float = 1.0
 
 
 @dataclass
@@ -162,6 +167,8 @@ def parse_config(data: dict) -> CodingConfig:
         (cfg.loss.estimator in ESTIMATORS, f"loss.estimator must be one of {ESTIMATORS}"),
         (cfg.loss.is_mode in IS_MODES, f"loss.is_mode must be one of {IS_MODES}"),
         (cfg.loss.is_cap >= 0, "loss.is_cap must be >= 0 (0: off)"),
+        (cfg.loss.weight_bound >= 1, "loss.weight_bound must be >= 1"),
+        (cfg.loss.gate_temperature > 0, "loss.gate_temperature must be > 0"),
         (cfg.optim.train_layers >= 0, "optim.train_layers must be >= 0"),
         (cfg.iterations >= 1, "iterations must be at least 1"),
         (cfg.rollout.concurrency >= 1, "rollout.concurrency must be at least 1"),

@@ -341,6 +341,9 @@ def run_iteration(
     start = time.perf_counter()
     step_settings = StepSettings(
         weights=dict(cfg.loss.weights),
+        modes=dict(cfg.loss.modes),
+        weight_bound=cfg.loss.weight_bound,
+        gate_temperature=cfg.loss.gate_temperature,
         estimator=cfg.loss.estimator,
         teacher_temperature=cfg.loss.teacher_temperature,
         clip_low=cfg.loss.clip_low,

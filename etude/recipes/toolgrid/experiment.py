@@ -2,20 +2,20 @@
 success on held-out tool registries, paired-by-seed bootstrap intervals against RL only.
 
 Arms (all start from one shared warm-started policy, so seeds vary RL sampling, task order
-and evaluation sampling, not the warm start):
+and evaluation sampling, not the warm start), each hint category (tool-not-found,
+invalid-arguments) in one feedback mode (`etude.rl.feedback_modes`):
 - rl: the group-relative clipped policy gradient alone;
-- targeted λ=a / λ=b: + λ·KL on the hinted turns only (tool-not-found, invalid-arguments);
-- whole λ=a: the same hints and λ, but the hint goes before the first turn and the KL covers
-  every trainable token of the trajectory;
-- truncated λ=a: targeted, but each hinted turn is distilled only up to its first token the
-  teacher would not have picked (`StepSettings.truncate`);
-- decaying λ=a: targeted, with λ falling linearly to 0 over the RL steps;
-- placebo λ=a: targeted, but the hint text is irrelevant.
+- kl λ: + λ·KL to the live hinted teacher on the hinted turns (the seed method);
+- advantage_weight: the hinted turns' advantages weighted by the bounded teacher/student
+  gap, no extra loss term; with the live teacher, and with a frozen one
+  (`etude.rl.teacher_weights`, the experiment's `teacher` settings);
+- gated λ: + λ·(σ-gated forward KL) on the tokens the teacher endorses; live and frozen
+  teacher.
 
-`etude rl experiment toolgrid` runs it and writes `textual_feedback.json` and a PNG plot.
-Before the arms, the warm start must pass the hint-reading check
-(`etude.recipes.toolgrid.hint_reading`): with a teacher no better than the student, the KL
-arms only measure distilling toward noise.
+`etude rl experiment toolgrid` runs it and writes `textual_feedback_modes.json` and a PNG
+plot. Before the arms, the warm start must pass the pre-flight gap check
+(`etude.recipes.toolgrid.hint_reading.gap_check`): with a hinted teacher no better than the
+student, no arm can gain from it.
 """
 
 from __future__ import annotations
@@ -31,9 +31,19 @@ from pathlib import Path
 
 import torch
 
-from etude.recipes.toolgrid.hint_reading import hint_reading, reads_hints
+from etude.recipes.toolgrid.hint_reading import gap_check, predicts_benefit
 from etude.recipes.toolgrid.policy import BytePolicy
-from etude.recipes.toolgrid.train import RunConfig, load_config, train, warm_started_policy
+from etude.recipes.toolgrid.train import (
+    TARGETED,
+    RunConfig,
+    load_config,
+    train,
+    warm_started_policy,
+)
+from etude.rl.teacher_weights import TeacherSettings
+
+SUMMARY = "textual_feedback_modes"
+FROZEN = TeacherSettings(kind="frozen", refresh="no_reward_drop", every=10)
 
 
 def paired_bootstrap(
@@ -56,27 +66,26 @@ def episodes_to_reach(evals: list[dict], level: float) -> int | None:
     return None
 
 
-def arms(base: RunConfig, lambdas: tuple[float, float]) -> dict[str, RunConfig]:
-    """The experiment's arms as configs derived from `base`."""
-    targeted = ("tool_not_found", "invalid_arguments")
+def arms(base: RunConfig, lam: float, frozen: TeacherSettings = FROZEN) -> dict[str, RunConfig]:
+    """The experiment's arms as configs derived from `base` (λ for the modes that use one;
+    `frozen`: the teacher of the frozen-teacher arms)."""
 
-    def with_loss(**kw) -> RunConfig:
-        return replace(base, loss=replace(base.loss, **kw))
+    def arm(mode: str | None, teacher: TeacherSettings | None = None) -> RunConfig:
+        weights = {} if mode in (None, "advantage_weight") else dict.fromkeys(TARGETED, lam)
+        modes = {} if mode is None else dict.fromkeys(TARGETED, mode)
+        loss = replace(base.loss, weights=weights, modes=modes)
+        if mode == "gated":  # SDAR's gate on the forward KL (docs: with the full reverse KL,
+            loss = replace(loss, estimator="forward_kl")  # a gated step lowered the call)
+        return replace(base, loss=loss, teacher=teacher or TeacherSettings())
 
-    a, b = lambdas
-    out = {
-        "rl": with_loss(weights={}),
-        f"targeted λ={a}": with_loss(weights=dict.fromkeys(targeted, a)),
-        f"targeted λ={b}": with_loss(weights=dict.fromkeys(targeted, b)),
-        f"whole-trajectory λ={a}": with_loss(
-            weights=dict.fromkeys(targeted, a), scope="trajectory"
-        ),
+    return {
+        "rl": arm(None),
+        f"kl λ={lam}": arm("kl"),
+        "advantage_weight": arm("advantage_weight"),
+        "advantage_weight frozen": arm("advantage_weight", frozen),
+        f"gated λ={lam}": arm("gated"),
+        f"gated λ={lam} frozen": arm("gated", frozen),
     }
-    out[f"truncated λ={a}"] = with_loss(weights=dict.fromkeys(targeted, a), truncate=True)
-    out[f"decaying λ={a}"] = with_loss(weights=dict.fromkeys(targeted, a), lambda_schedule="linear")
-    placebo = with_loss(weights=dict.fromkeys(targeted, a))
-    out[f"placebo λ={a}"] = replace(placebo, feedback=replace(base.feedback, placebo=True))
-    return out
 
 
 def _run(job: tuple[str, int, RunConfig, dict]) -> tuple[str, int, list[dict], float]:
@@ -106,36 +115,46 @@ def budget(base: RunConfig, seeds: list[int]) -> dict:
 def run_experiment(
     base: RunConfig,
     seeds: list[int],
-    lambdas: tuple[float, float],
+    lam: float,
     out: Path,
     runs: Path,
     workers: int = 2,
     require_hint_reading: bool = True,
+    gap_tasks: int = 300,
+    gap_episodes: int = 100,
 ) -> dict:
-    """Warm-start once, check that the warm start reads hints
-    (`etude.recipes.toolgrid.hint_reading`), run every arm × seed (in `workers` processes,
-    logs under `runs`), summarize into
-    `out/textual_feedback.json` and `.png`. When the check fails and `require_hint_reading`
-    is set, no arm runs: the result goes to `out/hint_reading.json` and `HintReadingError`
-    says why.
+    """Warm-start once, run the pre-flight gap check on the warm start
+    (`etude.recipes.toolgrid.hint_reading.gap_check`, printed), run every arm × seed (in
+    `workers` processes, logs under `runs`), summarize into `out/textual_feedback_modes.json`
+    and `.png`. When the gap is about zero and `require_hint_reading` is set, no arm runs:
+    the check goes to `out/gap_check.json` and `GapCheckError` says why.
 
-    It resumes: `runs/experiment.json` records the experiment (config, seeds, λs); when it
-    matches, the saved warm start is reused and runs whose `log.jsonl` is complete are
-    loaded instead of re-run (an arm added later runs alone). A different experiment in the
-    same `runs` is refused."""
+    It resumes: `runs/experiment.json` records the experiment (config, λ, arms, gap-check
+    sizes; not the seeds, which only add runs); when it matches, the saved warm start and
+    gap check are reused and runs whose `log.jsonl` is complete are loaded instead of re-run
+    (so more seeds later run only the new runs). A different experiment in the same `runs`
+    is refused."""
     out.mkdir(parents=True, exist_ok=True)
     runs.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
+    the_arms = arms(base, lam)
     identity = json.loads(
-        json.dumps({"config": asdict(base), "seeds": seeds, "lambdas": list(lambdas)})
+        json.dumps(
+            {
+                "config": asdict(base),
+                "lambda": lam,
+                "arms": list(the_arms),
+                "gap_check": [gap_tasks, gap_episodes],
+            }
+        )
     )
     identity_path = runs / "experiment.json"
     if identity_path.exists() and json.loads(identity_path.read_text()) != identity:
         raise ValueError(
-            f"{runs} holds runs of a different experiment (config, seeds or λs differ from "
-            f"{identity_path}); give another out_dir or remove {runs}"
+            f"{runs} holds runs of a different experiment (config, λ, arms or gap check differ "
+            f"from {identity_path}); give another out_dir or remove {runs}"
         )
-    warm_path = runs / "warm_start.pt"
+    warm_path, check_path = runs / "warm_start.pt", runs / "gap_check.json"
     reused = identity_path.exists() and warm_path.exists()
     if reused:
         warm = BytePolicy(base.model.config())
@@ -150,19 +169,23 @@ def run_experiment(
         identity_path.write_text(json.dumps(identity, indent=2) + "\n")
     warm_s = time.perf_counter() - t0
     state = copy.deepcopy(warm.state_dict())
-    check = hint_reading(warm, base)
-    if require_hint_reading and not reads_hints(check):
-        (out / "hint_reading.json").write_text(json.dumps(check, indent=2) + "\n")
-        raise HintReadingError(
-            "the warm-started policy does not read hints: the hint changes the correct "
-            f"call's log-probability by {check['hint']['median_logp_gain_vs_none']:+.2f} nats "
-            f"(placebo {check['placebo']['median_logp_gain_vs_none']:+.2f}), so every KL arm "
-            "would distill toward a teacher no better than the student. Details in "
-            f"{out / 'hint_reading.json'}; warm start longer, or pass --ignore-hint-check."
+    if reused and check_path.is_file():
+        check = json.loads(check_path.read_text())
+    else:
+        check = gap_check(warm, base, tasks=gap_tasks, episodes=gap_episodes)
+        check_path.write_text(json.dumps(check, indent=2) + "\n")
+    print(f"gap check: {check['prediction']}", flush=True)
+    if require_hint_reading and not predicts_benefit(check):
+        (out / "gap_check.json").write_text(json.dumps(check, indent=2) + "\n")
+        raise GapCheckError(
+            f"the hinted teacher is no better than the student ({check['prediction']}; "
+            f"placebo {check['placebo']['median_logp_gain_vs_none']:+.2f} nats), so no arm "
+            f"can gain from it. Details in {out / 'gap_check.json'}; warm start differently, "
+            "or pass --ignore-hint-check to run the arms anyway."
         )
     results: dict[str, dict[int, list[dict]]] = {}
     jobs = []
-    for name, cfg in arms(base, lambdas).items():
+    for name, cfg in the_arms.items():
         results[name] = {}
         for seed in seeds:
             run_dir = runs / run_dir_name(name, seed)
@@ -178,7 +201,7 @@ def run_experiment(
                 seconds.append(s)
                 print(f"done {name} seed {seed} in {s:.0f}s", flush=True)
     summary = summarize(results, seeds)
-    summary["hint_reading"] = check
+    summary["gap_check"] = check
     summary["budget"] = budget(base, seeds) | {
         "warm_start_reused": reused,
         "warm_start_seconds": round(warm_s, 1),
@@ -186,8 +209,8 @@ def run_experiment(
         "run_seconds_median": sorted(seconds)[len(seconds) // 2] if seconds else None,
         "total_seconds": round(time.perf_counter() - t0, 1),
     }
-    (out / "textual_feedback.json").write_text(json.dumps(summary, indent=2))
-    plot_experiment(summary, out / "textual_feedback.png")
+    (out / f"{SUMMARY}.json").write_text(json.dumps(summary, indent=2))
+    plot_experiment(summary, out / f"{SUMMARY}.png")
     return summary
 
 
@@ -233,14 +256,12 @@ def run_dir_name(arm: str, seed: int) -> str:
     return f"{arm.replace(' ', '_').replace('=', '')}_seed{seed}"
 
 
-def summarize_logs(
-    runs: Path, base: RunConfig, seeds: list[int], lambdas: tuple[float, float], out: Path
-) -> dict:
+def summarize_logs(runs: Path, base: RunConfig, seeds: list[int], lam: float, out: Path) -> dict:
     """The summary (JSON and plot in `out`) rebuilt from the runs' `log.jsonl` files, for
     arms whose every seed finished; the arms left out are listed under `incomplete`."""
     results: dict[str, dict[int, list[dict]]] = {}
     incomplete = []
-    for name in arms(base, lambdas):
+    for name in arms(base, lam):
         logs = [runs / run_dir_name(name, s) / "log.jsonl" for s in seeds]
         if not all(f.is_file() for f in logs):
             incomplete.append(name)
@@ -252,8 +273,8 @@ def summarize_logs(
     summary["incomplete"] = incomplete
     summary["budget"] = budget(base, seeds)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "textual_feedback.json").write_text(json.dumps(summary, indent=2))
-    plot_experiment(summary, out / "textual_feedback.png")
+    (out / f"{SUMMARY}.json").write_text(json.dumps(summary, indent=2))
+    plot_experiment(summary, out / f"{SUMMARY}.png")
     return summary
 
 
@@ -276,8 +297,8 @@ def plot_experiment(summary: dict, path: Path) -> None:
     plt.close(fig)
 
 
-class HintReadingError(RuntimeError):
-    """The warm start failed the hint-reading check, so the experiment's arms did not run."""
+class GapCheckError(RuntimeError):
+    """The warm start's hinted-vs-unhinted gap is about zero, so the arms did not run."""
 
 
 def main(
@@ -285,11 +306,13 @@ def main(
     quick: bool = False,
     config: str = "configs/toolgrid.toml",
     require_hint_reading: bool = True,
+    seeds: tuple[int, ...] = (0, 1, 2),
+    workers: int = 2,
+    lam: float = 0.5,
 ) -> int:
     """`etude rl experiment toolgrid`: the configured sizes, or a smoke-size run (`quick`).
-    Exit 1 when the warm start does not read hints (unless `require_hint_reading` is off)."""
+    Exit 1 when the gap check finds no gap (unless `require_hint_reading` is off)."""
     base = load_config(config)
-    seeds = [0, 1, 2, 3, 4]
     if quick:
         base = replace(
             base,
@@ -298,17 +321,20 @@ def main(
             eval=replace(base.eval, every=1, episodes=2),
             toolgrid=replace(base.toolgrid, train_registries=20, heldout_registries=5),
         )
-        seeds = [0, 1]
+        seeds = seeds[:2]
+    check = {"gap_tasks": 20, "gap_episodes": 4} if quick else {}
     try:
         summary = run_experiment(
             base,
-            seeds,
-            (0.5, 2.0),
+            list(seeds),
+            lam,
             Path(out),
-            Path(base.out_dir) / "experiment",
+            Path(base.out_dir) / ("experiment-modes-quick" if quick else "experiment-modes"),
+            workers=workers,
             require_hint_reading=require_hint_reading,
+            **check,
         )
-    except HintReadingError as err:
+    except GapCheckError as err:
         print(f"etude rl experiment: {err}", file=sys.stderr)
         return 1
     for name, arm in summary["arms"].items():

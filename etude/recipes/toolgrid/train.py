@@ -1,7 +1,9 @@
 """`etude rl --config configs/toolgrid.toml`: warm-start the tiny policy on noisy scripted
 demonstrations, then train it on ToolGrid with RL + targeted textual feedback, evaluating on
-held-out tool registries. Writes `log.jsonl` (one record per step and per evaluation),
-`plots.png`, and `policy.pt` under the run directory."""
+held-out tool registries. `[loss.modes]` picks how each hint category enters the update,
+`[teacher]` whose weights the hinted teacher runs with (`etude.rl.teacher_weights`).
+Writes `log.jsonl` (one record per step and per evaluation), `plots.png`, and `policy.pt`
+under the run directory."""
 
 from __future__ import annotations
 
@@ -31,6 +33,7 @@ from etude.recipes.toolgrid.policy import BytePolicy, muon_optimizer
 from etude.recipes.toolgrid.warmstart import warm_start
 from etude.rl.feedback import DETECTORS, Hint, detect_all
 from etude.rl.policy import NativePolicy
+from etude.rl.teacher_weights import TeacherSettings, TeacherWeights
 from etude.rl.trajectory import ByteChat, Trajectory
 from etude.rl.update import StepSettings, rl_update, scheduled
 from etude.serving.native import rollout
@@ -126,6 +129,7 @@ class RunConfig:
     warm_start: WarmStartSettings = field(default_factory=WarmStartSettings)
     rl: RLSettings = field(default_factory=RLSettings)
     loss: StepSettings = field(default_factory=StepSettings)
+    teacher: TeacherSettings = field(default_factory=TeacherSettings)
     feedback: FeedbackSettings = field(default_factory=FeedbackSettings)
     eval: EvalSettings = field(default_factory=EvalSettings)
 
@@ -268,6 +272,8 @@ def train(cfg: RunConfig, policy: BytePolicy | None = None, progress: bool = Tru
             )
         reference = copy.deepcopy(policy).requires_grad_(False) if cfg.loss.ref_kl else None
         opt = muon_optimizer(policy, cfg.rl.lr)
+        teacher = TeacherWeights(cfg.teacher, policy)
+        window: list[float] = []  # training rewards since the teacher's last reward check
         rng = random.Random(cfg.seed + 1)
         gen = torch.Generator().manual_seed(cfg.seed + 2)
         episodes = 0
@@ -306,7 +312,15 @@ def train(cfg: RunConfig, policy: BytePolicy | None = None, progress: bool = Tru
                 hints,
                 settings,
                 NativePolicy(reference) if reference is not None else None,
+                teacher=None if teacher.module is None else NativePolicy(teacher.module),
             )
+            window.extend(t.reward for t in trajs)
+            check = (step + 1) % cfg.teacher.every == 0
+            # the reward check of a "no_reward_drop" teacher reads the training rollouts'
+            # mean reward since the last check, leaving the held-out evaluation a clean test
+            teacher.after_update(policy, reward=sum(window) / len(window))
+            if check:
+                window = []
             errs = [tool_errors(t) for t in trajs]
             rec = {
                 "step": step,
@@ -314,6 +328,7 @@ def train(cfg: RunConfig, policy: BytePolicy | None = None, progress: bool = Tru
                 "reward": sum(t.reward for t in trajs) / len(trajs),
                 "error_rate": sum(e for e, _ in errs) / max(sum(c for _, c in errs), 1),
                 "hints": sum(len(h) for h in hints),
+                "teacher_refreshes": teacher.refreshes,
                 "sample_s": round(sample_s, 3),
                 "update_s": round(time.perf_counter() - start - sample_s, 3),
                 **metrics,
@@ -329,7 +344,8 @@ def train(cfg: RunConfig, policy: BytePolicy | None = None, progress: bool = Tru
 
 
 def plot(records: list[dict], path: Path) -> None:
-    """Reward (train, held-out), targeted error rate and KL per category against episodes."""
+    """Reward (train, held-out), targeted error rate, and KL (or mean advantage weight) per
+    category against episodes."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -353,12 +369,13 @@ def plot(records: list[dict], path: Path) -> None:
         "o-",
         label="held-out",
     )
-    cats = sorted({k for r in steps for k in r if k.startswith("kl/")})
+    cats = sorted({k for r in steps for k in r if k.startswith(("kl/", "credit/"))})
     for c in cats:
         axes[2].plot(
-            [r["episodes"] for r in steps if c in r], [r[c] for r in steps if c in r], label=c[3:]
+            [r["episodes"] for r in steps if c in r], [r[c] for r in steps if c in r], label=c
         )
-    for ax, title in zip(axes, ["reward / success", "targeted error rate", "KL per category"]):
+    titles = ["reward / success", "targeted error rate", "KL / advantage weight per category"]
+    for ax, title in zip(axes, titles):
         ax.set_title(title)
         ax.set_xlabel("episodes")
         if ax.has_data():
