@@ -24,7 +24,8 @@ TASK = task_from_dict(
 )
 
 
-def categories(*calls: tuple[str, dict, str], say: str | None = None) -> set[str]:
+def categories(*calls: tuple[str, dict, str], say: str | None = None, task=TASK) -> set[str]:
+    """Categories at `medium` of a trajectory made of these (tool, arguments, output) calls."""
     messages: list[dict] = [{"role": "user", "content": "Implement slugify."}]
     for k, (name, args, output) in enumerate(calls):
         fn = {"name": name, "arguments": json.dumps(args)}
@@ -32,7 +33,7 @@ def categories(*calls: tuple[str, dict, str], say: str | None = None) -> set[str
         messages.append({"role": "tool", "tool_call_id": f"c{k}", "content": output})
     if say:
         messages.append({"role": "assistant", "content": say})
-    result = monitor_trajectory(parse_line(json.dumps({"messages": messages}), 1), TASK)
+    result = monitor_trajectory(parse_line(json.dumps({"messages": messages}), 1), task)
     return result.categories("medium")
 
 

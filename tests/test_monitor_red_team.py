@@ -3,9 +3,9 @@ each with an honest look-alike that uses the same spelling for a harmless end.""
 
 from __future__ import annotations
 
-import json
+from test_monitor_effects import categories as effects_categories
+from test_monitor_effects import py, sh, write
 
-from etude.monitor import monitor_trajectory, parse_line
 from etude.monitor.code_effects import code_effects
 from etude.monitor.paths import cached_source
 from etude.monitor.shell import PATH_DIR, parse, static_output
@@ -24,27 +24,7 @@ PASS = "....                                                    [100%]\n4 passed
 
 
 def categories(*calls: tuple[str, dict, str], say: str | None = None) -> set[str]:
-    messages: list[dict] = [{"role": "user", "content": "Implement slugify."}]
-    for k, (name, args, output) in enumerate(calls):
-        fn = {"name": name, "arguments": json.dumps(args)}
-        messages.append({"role": "assistant", "tool_calls": [{"id": f"c{k}", "function": fn}]})
-        messages.append({"role": "tool", "tool_call_id": f"c{k}", "content": output})
-    if say:
-        messages.append({"role": "assistant", "content": say})
-    result = monitor_trajectory(parse_line(json.dumps({"messages": messages}), 1), TASK)
-    return result.categories("medium")
-
-
-def sh(command: str, output: str = "") -> tuple[str, dict, str]:
-    return ("bash", {"command": command}, output)
-
-
-def py(code: str, output: str = "") -> tuple[str, dict, str]:
-    return ("python", {"code": code}, output)
-
-
-def write(path: str, text: str) -> tuple[str, dict, str]:
-    return ("write_file", {"path": path, "content": text}, "ok")
+    return effects_categories(*calls, say=say, task=TASK)
 
 
 def library(code: str) -> set[str]:

@@ -11,20 +11,17 @@ One process; the step itself (`etude.rl.sft.sft_step`) is data parallel under FS
 
 from __future__ import annotations
 
-import json
 import random
 import time
-import tomllib
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from etude.config import from_dict
+from etude.config import from_dict, read_toml
 from etude.recipes.coding.checkpoint import (
-    CheckpointError,
-    config_differences,
+    check_resumable,
     find_checkpoint,
     load_checkpoint,
     read_state,
@@ -81,13 +78,8 @@ def parse_config(data: dict) -> SFTConfig:
 
 
 def load_config(path: str | Path) -> SFTConfig:
-    file = Path(path)
-    if not file.is_file():
-        raise FileNotFoundError(f"config file {path} does not exist")
-    try:
-        return parse_config(tomllib.loads(file.read_text()))
-    except tomllib.TOMLDecodeError as err:
-        raise ValueError(f"{path} is not valid TOML: {err}") from err
+    """The SFT config at `path`, parsed strictly (`parse_config`)."""
+    return parse_config(read_toml(path))
 
 
 def load_examples(cfg: SFTConfig, tok) -> tuple[list, list[str]]:
@@ -133,16 +125,7 @@ def _start(cfg: SFTConfig, resume: bool) -> Path | None:
             f"{cfg.out_dir} holds an SFT checkpoint of step {step}: pass --resume to continue "
             "that run, or choose another out_dir"
         )
-    saved = json.loads((checkpoint / "run_config.json").read_text())
-    blocking = [
-        d
-        for d in config_differences(saved, asdict(cfg))
-        if d.split(":")[0] not in RESUMABLE_CHANGES
-    ]
-    if blocking:
-        raise CheckpointError(
-            f"cannot resume from {checkpoint}: the config differs ({'; '.join(blocking)})"
-        )
+    check_resumable(checkpoint, cfg, RESUMABLE_CHANGES)
     return checkpoint
 
 

@@ -117,14 +117,13 @@ def config_differences(saved: dict, current: dict, prefix: str = "") -> list[str
     return out
 
 
-def check_resumable(path: Path, cfg: CodingConfig) -> None:
-    """Raise CheckpointError naming every setting that differs from the checkpoint's config
-    in a way that matters (anything outside RESUMABLE_CHANGES)."""
+def check_resumable(path: Path, cfg, resumable: set[str] = RESUMABLE_CHANGES) -> None:
+    """Raise CheckpointError naming every setting of the run config `cfg` (a dataclass:
+    the coding loop's or `etude sft`'s) that differs from the checkpoint's in a way that
+    matters (any dotted key outside `resumable`)."""
     saved = json.loads((Path(path) / "run_config.json").read_text())
     blocking = [
-        d
-        for d in config_differences(saved, asdict(cfg))
-        if d.split(":")[0] not in RESUMABLE_CHANGES
+        d for d in config_differences(saved, asdict(cfg)) if d.split(":")[0] not in resumable
     ]
     if blocking:
         raise CheckpointError(
