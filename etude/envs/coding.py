@@ -10,7 +10,7 @@ recognize). Neither ends the episode: the policy sees the error and goes on.
 
 An episode ends on a final answer (an assistant message without tool calls), the turn
 budget, the token budget (tokens generated) or the wall-clock budget. Its trajectory is one
-JSON object in the project's format (DESIGN.md): `messages`, `tools`, `task_id`, `patch`
+JSON object in the trajectory format (etude.rl.trajectory): `messages`, `tools`, `task_id`, `patch`
 (unified diff of the workspace against the task's), plus `id`, `end` and `error`.
 """
 
@@ -370,7 +370,7 @@ class Episode:
     extra: dict = field(default_factory=dict)
 
     def to_record(self) -> dict:
-        """The trajectory line (DESIGN.md format; `reward` is added once graded)."""
+        """The trajectory line (etude.rl.trajectory's format; `reward` is added once graded)."""
         return {
             "id": self.id,
             "task_id": self.task_id,
