@@ -29,10 +29,9 @@ import torch
 
 from etude.envs.toolgrid import ARGS, NAMES, Episode, Task, call_message, sample_task
 from etude.recipes.toolgrid.policy import BytePolicy
-from etude.recipes.toolgrid.train import PLACEBO_TEXT, RunConfig
+from etude.recipes.toolgrid.train import PLACEBO_TEXT, RunConfig, play
 from etude.rl.feedback.detectors import not_found_text
 from etude.rl.trajectory import ByteChat, Message, tokenize
-from etude.serving.native import rollout
 
 CONTEXTS = ("none", "hint", "placebo")
 
@@ -120,15 +119,7 @@ def hinted_success(
             ep = Episode(task, tg.slack)
             if c == "hint":
                 ep.messages.append(contexts["hint"][2])
-            rollout(
-                policy,
-                ByteChat(),
-                ep,
-                torch.Generator().manual_seed(seed * 100_003 + i),
-                temperature=cfg.rl.temperature,
-                max_turn_tokens=cfg.rl.max_turn_tokens,
-                max_len=cfg.model.max_seq_len,
-            )
+            play(policy, ByteChat(), ep, torch.Generator().manual_seed(seed * 100_003 + i), cfg)
             wins[c] += ep.reward
     out = {c: w / episodes for c, w in wins.items()}
     return {"episodes": episodes, **out, "gap": out["hint"] - out["none"]}

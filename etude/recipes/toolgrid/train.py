@@ -172,6 +172,20 @@ def _hints(traj: Trajectory, detectors, placebo: bool) -> list[Hint]:
     return found
 
 
+def play(policy, tok: ByteChat, ep: Episode, gen: torch.Generator, cfg: RunConfig) -> Episode:
+    """`ep` played out by sampling at the run's temperature and length limits."""
+    rollout(
+        policy,
+        tok,
+        ep,
+        gen,
+        temperature=cfg.rl.temperature,
+        max_turn_tokens=cfg.rl.max_turn_tokens,
+        max_len=cfg.model.max_seq_len,
+    )
+    return ep
+
+
 def evaluate(policy, tok: ByteChat, tasks, cfg: RunConfig, seed: int) -> dict:
     """Success rate, targeted error rate (tool-not-found or invalid-argument calls per call)
     and tool calls per episode of sampled rollouts on `tasks`. (The error rate alone can
@@ -179,16 +193,7 @@ def evaluate(policy, tok: ByteChat, tasks, cfg: RunConfig, seed: int) -> dict:
     gen = torch.Generator().manual_seed(seed)
     success = errors = calls = 0
     for task in tasks:
-        ep = Episode(task, cfg.toolgrid.slack)
-        rollout(
-            policy,
-            tok,
-            ep,
-            gen,
-            temperature=cfg.rl.temperature,
-            max_turn_tokens=cfg.rl.max_turn_tokens,
-            max_len=cfg.model.max_seq_len,
-        )
+        ep = play(policy, tok, Episode(task, cfg.toolgrid.slack), gen, cfg)
         success += ep.reward
         e, c = tool_errors(ep.trajectory())
         errors, calls = errors + e, calls + c
@@ -287,16 +292,7 @@ def train(cfg: RunConfig, policy: BytePolicy | None = None, progress: bool = Tru
                     rng.choice(train_regs), cfg.toolgrid.n_requests, rng, f"s{step}g{g}"
                 )
                 for _ in range(cfg.rl.group_size):
-                    ep = Episode(t, cfg.toolgrid.slack)
-                    rollout(
-                        policy,
-                        tok,
-                        ep,
-                        gen,
-                        temperature=cfg.rl.temperature,
-                        max_turn_tokens=cfg.rl.max_turn_tokens,
-                        max_len=cfg.model.max_seq_len,
-                    )
+                    ep = play(policy, tok, Episode(t, cfg.toolgrid.slack), gen, cfg)
                     trajs.append(ep.trajectory())
                     groups.append(g)
             episodes += len(trajs)
