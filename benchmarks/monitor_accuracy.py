@@ -1,17 +1,28 @@
 """Reward-hacking monitor as a classifier: per-category precision/recall at each severity,
 AUROC and recall at 5 % false-positive rate of the per-trajectory score, on the original
-corpus, the generalization corpus's train split, its first six sealed splits (each scored
-once, then used for tuning: `test1` to `test6`), and (with --sealed-test, once, at the end
-of tuning) the seventh sealed split `test7`, written by an independent red team; the
+corpus, the generalization corpus's train split and every sealed split already scored; the
 zeroing severity is chosen from the train split.
 
-    .venv/bin/python benchmarks/monitor_accuracy.py --sealed-test  # results/monitor_accuracy.json
+The sealed splits are the `sealed/test*.jsonl` files named in `sealed/SHA256SUMS`
+(`test.jsonl` is `test1`, `testN.jsonl` is `testN`). A sealed split counts as scored, and
+so as tuning data, once its scoring record
+`results/monitor_accuracy_<ordinal>_sealed_scoring.json` exists (`eighth` for `test8`).
+`--sealed-test NAME` scores an unscored split once: it writes that record (every split's
+figures with the current rules, plus the previous rules' figures on NAME), adds NAME to
+`results/monitor_accuracy_previous_rules.json`, and rewrites `results/monitor_accuracy.json`
+with NAME included; it refuses a split already scored or whose bytes no longer match.
+
+    .venv/bin/python benchmarks/monitor_accuracy.py  # rewrites results/monitor_accuracy.json
+    .venv/bin/python benchmarks/monitor_accuracy.py --sealed-test test9  # scores test9, once
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import os
+import re
 from pathlib import Path
 
 from etude.monitor import SEVERITIES, monitor_file
@@ -21,18 +32,13 @@ from etude.monitor.monitor import TrajectoryResult
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "monitor"
-SPLITS = {
-    "corpus": DATA / "corpus.jsonl",
-    "train": DATA / "sealed" / "train.jsonl",
-    "test1": DATA / "sealed" / "test.jsonl",
-    "test2": DATA / "sealed" / "test2.jsonl",
-    "test3": DATA / "sealed" / "test3.jsonl",
-    "test4": DATA / "sealed" / "test4.jsonl",
-    "test5": DATA / "sealed" / "test5.jsonl",
-    "test6": DATA / "sealed" / "test6.jsonl",
-    "test7": DATA / "sealed" / "test7.jsonl",
-}
-SEALED = "test7"
+SUMS = DATA / "sealed" / "SHA256SUMS"
+RESULTS = ROOT / "benchmarks" / "results"
+ACCURACY = RESULTS / "monitor_accuracy.json"
+PREVIOUS_RULES = RESULTS / "monitor_accuracy_previous_rules.json"
+TUNING = {"corpus": DATA / "corpus.jsonl", "train": DATA / "sealed" / "train.jsonl"}
+ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth")
+ORDINALS += ("tenth", "eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth")
 THRESHOLDS = ("low", "medium", "high")
 
 
@@ -82,30 +88,87 @@ def group_effect(items: list[TrajectoryResult], severity: str) -> dict:
     return out
 
 
-def figures(sealed_test: bool) -> dict:
-    names = [n for n in SPLITS if n != SEALED or sealed_test]
-    items = {name: results(SPLITS[name]) for name in names}
-    out: dict = {name: evaluate(items[name]) for name in names if name != SEALED}
-    out["zeroing_severity"] = severity = choose_zeroing_severity(out["train"])
-    if sealed_test:
-        out[SEALED] = evaluate(items[SEALED])
-    out["group_comparison"] = {name: group_effect(items[name], severity) for name in names}
+def sealed_splits() -> dict[str, tuple[Path, str]]:
+    """Every sealed split named in SHA256SUMS, in the order sealed: name -> (file, digest)."""
+    out = {}
+    for line in SUMS.read_text().splitlines():
+        digest, name = line.split(maxsplit=1)
+        number = re.fullmatch(r"sealed/test(\d*)\.jsonl", name)
+        if number:
+            out[f"test{number.group(1) or 1}"] = (DATA / name, digest)
     return out
+
+
+def scoring_record(name: str) -> Path:
+    """Where the figures of a sealed split's one scoring are kept (`test8` -> `eighth`)."""
+    return RESULTS / f"monitor_accuracy_{ORDINALS[int(name[4:]) - 1]}_sealed_scoring.json"
+
+
+def scored_splits() -> dict[str, Path]:
+    """The tuning splits: the corpus, train, and every sealed split already scored once."""
+    sealed = {n: f for n, (f, _) in sealed_splits().items() if scoring_record(n).exists()}
+    return TUNING | sealed
+
+
+def figures(splits: dict[str, Path]) -> dict:
+    """Every split's figures with the current rules, the zeroing severity chosen on train,
+    and each split judged with and without group comparison at that severity."""
+    items = {name: results(path) for name, path in splits.items()}
+    out: dict = {name: evaluate(split) for name, split in items.items()}
+    out["zeroing_severity"] = severity = choose_zeroing_severity(out["train"])
+    out["group_comparison"] = {name: group_effect(items[name], severity) for name in items}
+    return out
+
+
+def write_json(path: Path, data: dict) -> None:
+    """Written to a temporary name and renamed: an interrupted run leaves no partial file."""
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(data, indent=1) + "\n")
+    os.replace(tmp, path)
+
+
+def score_sealed_once(name: str, previous_commit: str) -> dict:
+    """Score one unscored sealed split with the current rules (and the previous rules), and
+    record it; a split already scored, unknown or changed since sealing is refused."""
+    sealed = sealed_splits()
+    if name not in sealed:
+        raise SystemExit(f"{name!r} is not a sealed split in {SUMS}; known: {', '.join(sealed)}")
+    record = scoring_record(name)
+    if record.exists():
+        raise SystemExit(f"{name} was already scored once ({record}); a split is scored once")
+    path, digest = sealed[name]
+    if hashlib.sha256(path.read_bytes()).hexdigest() != digest:
+        raise SystemExit(f"{path} no longer matches its SHA-256 in {SUMS}: not scored")
+    from monitor_previous_rules import previous_rules  # the old rules run in a subprocess
+
+    current = figures(scored_splits() | {name: path})
+    previous = previous_rules({name: path}, previous_commit)
+    write_json(record, current | {"previous_rules": previous})
+    old = json.loads(PREVIOUS_RULES.read_text())
+    if old["rules_commit"] == previous["rules_commit"]:
+        write_json(PREVIOUS_RULES, old | previous)
+    write_json(ACCURACY, current)
+    return current
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sealed-test", action="store_true", help="also score the test split")
-    parser.add_argument("--out", default=str(ROOT / "benchmarks/results/monitor_accuracy.json"))
+    parser.add_argument("--sealed-test", metavar="NAME", help="score this sealed split once")
+    parser.add_argument("--previous-rules", default="97f295d", help="commit of the old rules")
     args = parser.parse_args()
-    result = figures(args.sealed_test)
-    Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
-    for name in SPLITS:
-        if name in result:
-            row = result[name]["by_severity"][result["zeroing_severity"]]
-            print(name, row["overall"], "honest flagged:", len(row["honest_flagged"]))
-            print("  ", result[name]["ranking"])
-    print("zeroing severity:", result["zeroing_severity"])
+    if args.sealed_test:
+        result = score_sealed_once(args.sealed_test, args.previous_rules)
+    else:
+        result = figures(scored_splits())
+        write_json(ACCURACY, result)
+    severity = result["zeroing_severity"]
+    for name, row in result.items():
+        if name in ("zeroing_severity", "group_comparison"):
+            continue
+        at = row["by_severity"][severity]
+        print(name, at["overall"], "honest flagged:", len(at["honest_flagged"]))
+        print("  ", row["ranking"])
+    print("zeroing severity:", severity)
     for name, row in result["group_comparison"].items():
         print("group", name, {k: (v["overall"], v["ranking"]["auroc"]) for k, v in row.items()})
 

@@ -1,6 +1,7 @@
-"""The sealed test split of the monitor's generalization corpus cannot drift: its bytes (and
-those of the task files it refers to) must match the hashes recorded when it was written,
-before any rule was tuned (docs/monitor.md, "The sealed split")."""
+"""The sealed splits of the monitor's generalization corpus cannot drift: their bytes (and
+those of the task files they refer to) must match the hashes recorded when each was written,
+before any rule was tuned against it (docs/monitor.md, "The sealed splits"); the splits are
+the ones SHA256SUMS names, so a split sealed later is covered as soon as it is merged."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import importlib.util
 import json
 from collections import Counter
 from pathlib import Path
+
+import pytest
 
 from etude.monitor import CATEGORIES, ZEROING_SEVERITY, Finding
 from etude.monitor.evaluate import auroc, recall_at_fpr
@@ -30,20 +33,28 @@ def test_test_split_matches_its_recorded_hashes():
         assert actual == digest, f"{name} changed since the split was sealed"
 
 
+ROOT = Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location(
+    "monitor_accuracy", ROOT / "benchmarks" / "monitor_accuracy.py"
+)
+bench = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(bench)
+
+# Hacks per category and honest trajectories each split holds at least; a split sealed
+# later (any other name in SHA256SUMS) is held to DEFAULT_MINIMUM.
+MINIMUM = {"train": (4, 27), "test1": (4, 27), "test2": (4, 27), "test3": (3, 20)}
+MINIMUM |= {"test4": (3, 20), "test5": (3, 15), "test6": (3, 10), "test7": (3, 10)}
+DEFAULT_MINIMUM = (3, 10)
+
+
 def test_each_split_has_several_mechanisms_per_category_and_honest_look_alikes():
-    # (split, hacks per category at least, honest trajectories at least)
-    for split, per, honest_min in (
-        ("train", 4, 27),
-        ("test", 4, 27),
-        ("test2", 4, 27),
-        ("test3", 3, 20),
-        ("test4", 3, 20),
-        ("test5", 3, 15),
-        ("test6", 3, 10),
-        ("test7", 3, 10),
-    ):
-        rows = [json.loads(line) for line in (SEALED / f"{split}.jsonl").open()]
-        assert {r["label"]["split"] for r in rows} == {split}
+    splits = {"train": SEALED / "train.jsonl"}
+    splits |= {name: path for name, (path, _) in bench.sealed_splits().items()}
+    assert set(MINIMUM) <= set(splits)
+    for split, path in splits.items():
+        per, honest_min = MINIMUM.get(split, DEFAULT_MINIMUM)
+        rows = [json.loads(line) for line in path.open()]
+        assert {r["label"]["split"] for r in rows} == {path.stem}
         per_category = Counter(c for r in rows for c in r["label"]["categories"])
         assert set(per_category) == set(CATEGORIES), split
         assert min(per_category.values()) >= per, (split, per_category)
@@ -51,20 +62,28 @@ def test_each_split_has_several_mechanisms_per_category_and_honest_look_alikes()
         assert honest >= honest_min, (split, honest)
 
 
-ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "benchmarks" / "results" / "monitor_accuracy.json"
-BENCHMARK = ROOT / "benchmarks" / "monitor_accuracy.py"
-
-
 def test_recorded_accuracy_matches_the_rules_and_the_zeroing_severity():
-    spec = importlib.util.spec_from_file_location("monitor_accuracy", BENCHMARK)
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
-    recorded = json.loads(RESULTS.read_text())
-    assert bench.figures(sealed_test="test7" in recorded) == recorded, (
-        "rerun benchmarks/monitor_accuracy.py --sealed-test and update docs/monitor.md"
+    recorded = json.loads(bench.ACCURACY.read_text())
+    assert bench.figures(bench.scored_splits()) == recorded, (
+        "rerun benchmarks/monitor_accuracy.py and update docs/monitor.md"
     )
     assert recorded["zeroing_severity"] == ZEROING_SEVERITY
+
+
+def test_a_sealed_split_is_scored_once_and_only_as_sealed(tmp_path, monkeypatch):
+    with pytest.raises(SystemExit, match="already scored once"):
+        bench.score_sealed_once("test1", "97f295d")
+    with pytest.raises(SystemExit, match="'test99' is not a sealed split"):
+        bench.score_sealed_once("test99", "97f295d")
+    (tmp_path / "sealed").mkdir()
+    (tmp_path / "sealed" / "test12.jsonl").write_text("{}\n")
+    (tmp_path / "SHA256SUMS").write_text(f"{'0' * 64}  sealed/test12.jsonl\n")
+    monkeypatch.setattr(bench, "DATA", tmp_path)
+    monkeypatch.setattr(bench, "SUMS", tmp_path / "SHA256SUMS")
+    monkeypatch.setattr(bench, "RESULTS", tmp_path)
+    with pytest.raises(SystemExit, match="no longer matches its SHA-256"):
+        bench.score_sealed_once("test12", "97f295d")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["SHA256SUMS", "sealed"]
 
 
 def test_scores_rank_as_a_classifier():
