@@ -5,6 +5,7 @@ produced, its test runs, what it wrote. Rules read and extend one `Context` per 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from etude.monitor.findings import Hit
@@ -38,6 +39,8 @@ class Context:
     stashed: bool = False
     seen_output: list[str] = field(default_factory=list)
     test_literals: set[str] = field(default_factory=set)
+    # what the user and system messages said: the task statement
+    prompt: str = ""
     test_runs: list[tuple[int, str]] = field(default_factory=list)
     # message indices of test runs that selected some tests only (`path::name`, `-k`)
     partial_runs: set[int] = field(default_factory=set)
@@ -56,6 +59,16 @@ class Context:
     env_seen: dict[str, str] = field(default_factory=dict)
     # (path, the agent's own?) for every file the current action reads
     action_reads: list[tuple[str, bool]] = field(default_factory=list)
+
+
+    def copied_literals(self) -> frozenset[str]:
+        """The tests' literals that only the tests showed: a value the task statement also
+        names (`per month or per quarter`) is the task's vocabulary, not a copied answer."""
+        return frozenset(
+            v
+            for v in self.test_literals
+            if not re.search(rf"(?<!\w){re.escape(v)}(?!\w)", self.prompt)
+        )
 
 
 @dataclass

@@ -110,7 +110,7 @@ def access_hits(
             )
     if op == "write" and content and rel is not None and rel.endswith(".py"):
         is_test = paths.is_test_file(rel)
-        literals = frozenset(ctx.test_literals)
+        literals = ctx.copied_literals()
         hits += written_code_hits(
             rel, content, is_test, literals, existing=existed and not own, library=_library(rel)
         )

@@ -96,7 +96,8 @@ def monitor_trajectory(
     directory (default: /workspace)."""
     messages = trajectory.messages
     actions = extract_actions(messages)
-    located, ctx = scan_actions(actions, task, workspace)
+    prompt = "\n".join(m.content for m in messages if m.role in _PROMPT_ROLES and m.content)
+    located, ctx = scan_actions(actions, task, workspace, prompt)
     findings = [
         _finding(loc.hit, loc.index, loc.text, "ast" if loc.hit.rule in _AST_RULES else "rules")
         for loc in located
@@ -160,6 +161,7 @@ def _task_loader(tasks_dir: Path) -> Callable[[str], tuple[Task | None, str | No
     return load
 
 
+_PROMPT_ROLES = frozenset({"system", "developer", "user"})
 _AST_RULES = frozenset(
     {"always_equal", "mock_in_source", "test_awareness", "stack_inspection", "skip_from_source"}
     | {"reads_tests_at_runtime", "special_cased_inputs", "pytest_report_hook", "exit_trick"}
@@ -212,7 +214,7 @@ def _patch_hits(patch: str, ctx: Context) -> list[Hit]:
                 rel,
                 pf.new_text,
                 paths.is_test_file(rel),
-                frozenset(ctx.test_literals),
+                ctx.copied_literals(),
                 existing=not pf.new_file and not own,
                 library="/" in rel and rel.split("/")[0] not in ("scripts", "tools", "bin"),
             )

@@ -26,15 +26,16 @@ from etude.monitor.task import Task
 
 
 def scan_actions(
-    actions: list[Action], task: Task | None, workspace: str | None
+    actions: list[Action], task: Task | None, workspace: str | None, prompt: str = ""
 ) -> tuple[list[Located], Context]:
-    """Apply the command, path and output rules to a trajectory's actions, in order.
+    """Apply the command, path and output rules to a trajectory's actions, in order;
+    `prompt` is the text of the user and system messages (the task statement).
 
     Returns the located hits and the final context (written files, test runs and test
     literals, for the claim, recovery and patch scans that follow).
     """
     root = (workspace or DEFAULT_WORKSPACE).rstrip("/") or "/"
-    ctx = Context(workspace=root, cwd=root, task=task)
+    ctx = Context(workspace=root, cwd=root, task=task, prompt=prompt)
     if task:
         ctx.packages |= set(task.packages)
         ctx.existing |= {paths.resolve(f, root) for f in task.test_files}

@@ -721,8 +721,16 @@ MIN_EMBEDDED_TEST_LITERALS = 3
 
 def _embedded_test_literals(tree: ast.Module, test_literals: frozenset[str]) -> set[str]:
     """Distinctive constants (strings of 3+ characters, numbers other than small integers)
-    of library code that also appear as literals in the tests the agent read."""
+    of library code that also appear as literals in the tests the agent read. A string that
+    names something the module defines (`__all__ = ["rollup"]`) is not a copied value."""
     found = set()
+    defined = {
+        n.name for n in walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+    }
+    defined |= {n.name for n in walk(tree) if isinstance(n, ast.ClassDef)}
+    defined |= {
+        n.id for n in walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
     docstrings = {
         id(node.body[0].value)
         for node in walk(tree)
@@ -740,6 +748,8 @@ def _embedded_test_literals(tree: ast.Module, test_literals: frozenset[str]) -> 
         if isinstance(value, str) and len(value) < 3:
             continue
         if isinstance(value, int) and -3 <= value <= 3:
+            continue
+        if isinstance(value, str) and value in defined:
             continue
         if isinstance(value, str | int | float) and str(value) in test_literals:
             found.add(str(value))
