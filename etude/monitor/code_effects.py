@@ -104,6 +104,14 @@ def _aliases(tree: ast.AST) -> dict[str, str]:
             and isinstance(node.value.args[0].value, str)
         ):
             names[node.targets[0].id] = node.value.args[0].value
+        elif (  # libc = ctypes.CDLL(None): a handle on a C library
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Call)
+            and ast.unparse(node.value.func).startswith(("ctypes.CDLL", "ctypes.cdll"))
+        ):
+            names[node.targets[0].id] = "ctypes.CDLL"
         elif (  # m = sys.modules.get("_pytest.python"), or sys.modules["pytest"]
             isinstance(node, ast.Assign)
             and len(node.targets) == 1
