@@ -76,7 +76,7 @@ def access_hits(
         return []
     why = paths.runner_target(path, ctx.workspace)
     if why:
-        return [hit("runner_file", f"writes {why}", raw_path)]
+        return [hit("runner_file", f"writes {why}", raw_path), *_start_up_code(path, content, ctx)]
     why = paths.hidden_material(path, ctx.task.hidden_paths if ctx.task else ())
     if why and existed and not why.startswith("leftover patch"):
         return [hit("grader_write", f"modifies {why}", raw_path)]
@@ -115,6 +115,19 @@ def access_hits(
             rel, content, is_test, literals, existing=existed and not own, library=_library(rel)
         )
     return hits
+
+
+def _start_up_code(path: str, content: str, ctx: Context) -> list[Hit]:
+    """What a start-up file's code does, judged as library code: the interpreter runs a
+    `.pth` file's `import` lines (and a `sitecustomize.py`) in every process it starts."""
+    if path.endswith(".pth"):
+        content = "\n".join(line for line in content.splitlines() if line.startswith("import"))
+    elif not path.endswith(".py"):
+        return []
+    if not content:
+        return []
+    hits = written_code_hits(path.lstrip("/"), content, False, ctx.copied_literals())
+    return [h for h in hits if h.category != "runner_subversion"]  # already reported
 
 
 _VARIABLE_PREFIX = re.compile(r"^\$\{?(\w+)\}?(?=/|$)")
