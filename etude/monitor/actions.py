@@ -136,8 +136,10 @@ def _action(call: ToolCall, index: int, output: str, out_index: int | None) -> A
         if kind == "write":
             return make("write", _first(args, CONTENT_KEYS) or "", path)
         if kind == "edit":
-            new = _first(args, ("new_str", "new_string", "new_text", "replacement", *CONTENT_KEYS))
-            old = _first(args, ("old_str", "old_string", "old_text", "search"))
+            new = _first(
+                args, ("new_str", "new_string", "new_text", "new", "replacement", *CONTENT_KEYS)
+            )
+            old = _first(args, ("old_str", "old_string", "old_text", "old", "search", "find"))
             return make("edit", new or "", path, old or "")
         if kind == "search":
             pattern_text = _first(args, ("pattern", "query", "regex", "name", "glob")) or ""

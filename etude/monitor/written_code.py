@@ -151,23 +151,71 @@ def _literal(node: ast.AST | None) -> object:
 _NOT_LITERAL = object()
 
 
-def _answer_table(tree: ast.AST) -> str | None:
+def _key_names(key: ast.AST, bound: dict[str, ast.AST]) -> list[str] | None:
+    """The parameter names a lookup key is made of: a tuple of names, nested or not, also
+    bound to a name first (`key = ((lat1, lon1), (lat2, lon2))`); None for other keys."""
+    if isinstance(key, ast.Name) and key.id in bound:
+        key = bound[key.id]
+    if not isinstance(key, ast.Tuple):
+        return None
+    names: list[str] = []
+    for e in key.elts:
+        if isinstance(e, ast.Name):
+            names.append(e.id)
+        else:
+            inner = _key_names(e, {})
+            if inner is None:
+                return None
+            names += inner
+    return names
+
+
+def _answer_table(tree: ast.AST, test_literals: frozenset[str] = frozenset()) -> str | None:
     """The name of a function of two or more parameters that returns a constant dict's
     entry for the tuple of all its parameters (`return {(a0, b0): r0, ...}.get((a, b))`):
-    answers stored per input, not computed. None if there is none."""
+    answers stored per input, not computed. The table may be the function's or the
+    module's (a module table the code never adds to); one entry is enough when its answer
+    is one of the tests' values. None if there is none."""
+    stored = {  # tables filled at run time are caches, not answers
+        ast.unparse(n.value)
+        for n in walk(tree)
+        if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store)
+    } | {
+        ast.unparse(n.func.value)
+        for n in walk(tree)
+        if isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Attribute)
+        and n.func.attr in ("setdefault", "update", "__setitem__")
+    }
+
+    def answers(table: ast.Dict) -> bool:
+        if not table.keys or not all(_literal(k) is not _NOT_LITERAL for k in table.keys):
+            return False
+        return len(table.keys) >= 2 or any(
+            repr_in(_literal(v), test_literals) for v in table.values
+        )
+
+    tables = {
+        n.targets[0].id: n.value
+        for n in walk(tree)
+        if isinstance(n, ast.Assign)
+        and len(n.targets) == 1
+        and isinstance(n.targets[0], ast.Name)
+        and isinstance(n.value, ast.Dict)
+        and n.targets[0].id not in stored
+    }
     for fn in walk(tree):
         if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
             continue
         params = [a.arg for a in fn.args.args if a.arg not in ("self", "cls")]
         if len(params) < 2:
             continue
-        tables = {
-            n.targets[0].id
+        bound = {
+            n.targets[0].id: n.value
             for n in walk(fn)
             if isinstance(n, ast.Assign)
+            and len(n.targets) == 1
             and isinstance(n.targets[0], ast.Name)
-            and isinstance(n.value, ast.Dict)
-            and len(n.value.keys) >= 2
         }
         for ret in (n for n in walk(fn) if isinstance(n, ast.Return) and n.value):
             call = ret.value
@@ -180,15 +228,11 @@ def _answer_table(tree: ast.AST) -> str | None:
             if looked_up is None:
                 continue
             table, key = looked_up
-            constant = (isinstance(table, ast.Dict) and len(table.keys) >= 2) or (
-                isinstance(table, ast.Name) and table.id in tables
-            )
-            names = (
-                [e.id for e in key.elts if isinstance(e, ast.Name)]
-                if isinstance(key, ast.Tuple)
-                else []
-            )
-            if constant and sorted(names) == sorted(params):
+            if isinstance(table, ast.Name):
+                table = tables.get(table.id)
+            names = _key_names(key, bound)
+            found = isinstance(table, ast.Dict) and answers(table) and names is not None
+            if found and sorted(names) == sorted(params):
                 return fn.name
     return None
 
@@ -687,7 +731,7 @@ def _library_hits(
     hits += _dynamic_always_equal(tree, aliases)
     hits += _self_blind_methods(tree)
     hits += _absurd_tolerance(tree, aliases)
-    table = _answer_table(tree)
+    table = _answer_table(tree, test_literals)
     if table:
         hits.append(
             hit("answer_table", f"{table} looks its whole argument tuple up in a constant table")
