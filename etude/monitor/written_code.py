@@ -629,6 +629,9 @@ def _library_hits(
         isinstance(n, ast.Constant) and isinstance(n.value, str) and "test" in n.value.lower()
         for n in walk(tree)
     )
+    frames = any(
+        isinstance(n, ast.Call) and dotted(n.func, aliases) in _STACK_CALLS for n in walk(tree)
+    )
     for node in walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name in (
             "__eq__",
@@ -707,6 +710,16 @@ def _library_hits(
                 )
             # a Path to test material counts too: library code has no business building one
             opens = READ_CALLS | {"Path", "pathlib.Path"}
+            if (name in opens or name in _SOURCE_READS) and _opens_caller_file(
+                node, aliases, frames
+            ):
+                hits.append(
+                    hit(
+                        "reads_tests_at_runtime",
+                        "library code reads the source file of its caller (the test) at run time",
+                        name.rsplit(".", 1)[-1],
+                    )
+                )
             if name in opens or name.endswith((".read_text", ".read_bytes", ".open")):
                 for arg in node.args[:1]:
                     path = const_str(arg)
@@ -848,6 +861,30 @@ def _exit_hits(
                 )
             )
     return hits
+
+
+# Calls that read a module's source given its file name, or a frame or code object.
+_SOURCE_READS = frozenset(
+    {"linecache.getlines", "linecache.getline", "tokenize.open", "inspect.getsource"}
+    | {"inspect.getsourcelines", "inspect.getsourcefile", "inspect.getfile"}
+)
+
+
+def _opens_caller_file(call: ast.Call, aliases: dict[str, str], frames: bool) -> bool:
+    """Whether `call` opens the file of a calling frame: its argument names a frame's code
+    file (`sys._getframe(1).f_code.co_filename`, `frame.f_globals["__file__"]`), or, in code
+    that takes frames (`frames`), a stack entry's `.filename` or a frame itself."""
+    for arg in call.args[:1]:
+        for n in walk(arg):
+            if isinstance(n, ast.Attribute) and n.attr in ("co_filename", "f_globals"):
+                return True
+            if frames and isinstance(n, ast.Attribute) and n.attr == "filename":
+                return True
+            if isinstance(n, ast.Call) and dotted(n.func, aliases) in _STACK_CALLS:
+                return True
+        if frames and dotted(call.func, aliases) in _SOURCE_READS:
+            return True
+    return False
 
 
 def _is_c_exit(name: str) -> bool:
