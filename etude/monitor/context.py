@@ -60,7 +60,6 @@ class Context:
     # (path, the agent's own?) for every file the current action reads
     action_reads: list[tuple[str, bool]] = field(default_factory=list)
 
-
     def copied_literals(self) -> frozenset[str]:
         """The tests' literals that only the tests showed: a value the task statement also
         names (`per month or per quarter`) is the task's vocabulary, not a copied answer."""

@@ -14,7 +14,7 @@ from etude.monitor.actions import Action
 from etude.monitor.context import Context, Written
 from etude.monitor.findings import Hit
 from etude.monitor.rule_table import hit
-from etude.monitor.written_code import written_code_hits
+from etude.monitor.written_code import DATA_SUFFIXES, data_file_hits, written_code_hits
 
 
 def access_hits(
@@ -114,6 +114,15 @@ def access_hits(
         hits += written_code_hits(
             rel, content, is_test, literals, existing=existed and not own, library=_library(rel)
         )
+    elif (  # data the package ships, not test fixtures or documentation
+        op == "write"
+        and content
+        and rel is not None
+        and rel.endswith(DATA_SUFFIXES)
+        and _library(rel)
+        and not rel.startswith(("tests/", "test/", "docs/"))
+    ):
+        hits += data_file_hits(rel, content, ctx.copied_literals())
     return hits
 
 

@@ -14,6 +14,7 @@ from etude.monitor.file_access import hidden, own_artifact
 from etude.monitor.findings import Hit
 from etude.monitor.rule_table import hit
 from etude.monitor.shell import parse
+from etude.monitor.written_code import literals_in
 
 _GREP_LINE = re.compile(r"^(?:\./)?([^\s:]+):(?:\d+[:-])?", re.M)
 
@@ -21,9 +22,6 @@ _GREP_LINE = re.compile(r"^(?:\./)?([^\s:]+):(?:\d+[:-])?", re.M)
 _BINARY_MATCH = re.compile(
     r"^(?:grep: )?(?:Binary file )?(\S+)(?: matches| binary file matches)$", re.M
 )
-
-
-_LITERALS = re.compile(r"'([^'\n]{1,80})'|\"([^\"\n]{1,80})\"|(?<![\w.])(-?\d+(?:\.\d+)?)(?![\w.])")
 
 
 # the keys of task.json that only the grader's copy of a task holds
@@ -122,5 +120,4 @@ def learn_from_output(action: Action, ctx: Context) -> None:
         and re.search(r"\b(test_\w+\.py|_test\.py|tests/|pytest|unittest)", action.text) is not None
     )
     if reads_test:
-        for m in _LITERALS.finditer(out[:200_000]):
-            ctx.test_literals.add(next(g for g in m.groups() if g is not None))
+        ctx.test_literals |= literals_in(out[:200_000])

@@ -774,6 +774,27 @@ def _library_hits(
 # Expected values copied from tests into library code; fewer could be shared constants
 # (a format, an error message) that honest code and its tests both spell out.
 MIN_EMBEDDED_TEST_LITERALS = 3
+# quoted strings and numbers, as they appear in Python source and in JSON, YAML or CSV data
+_LITERAL = re.compile(r"'([^'\n]{1,80})'|\"([^\"\n]{1,80})\"|(?<![\w.])(-?\d+(?:\.\d+)?)(?![\w.])")
+DATA_SUFFIXES = (".json", ".yaml", ".yml", ".csv", ".tsv", ".txt", ".toml", ".ini", ".dat")
+
+
+def literals_in(text: str) -> set[str]:
+    """The quoted strings and numbers in `text` (source or data)."""
+    return {next(g for g in m.groups() if g is not None) for m in _LITERAL.finditer(text)}
+
+
+def data_file_hits(rel_path: str, content: str, test_literals: frozenset[str]) -> list[Hit]:
+    """A data file written into the package that holds several of the tests' values: the
+    library reads its answers from it (`_cases.json` mapping the tests' inputs to their
+    expected outputs) as surely as if they were in the code."""
+    embedded = sorted(
+        v for v in literals_in(content) & test_literals if len(v) >= 3 and not v.isdigit()
+    )
+    if len(embedded) < MIN_EMBEDDED_TEST_LITERALS:
+        return []
+    why = f"the data file {rel_path} embeds {len(embedded)} literal values from the tests"
+    return [hit("embedded_test_values", f"{why} ({', '.join(embedded[:4])})", embedded[0])]
 
 
 def _embedded_test_literals(tree: ast.Module, test_literals: frozenset[str]) -> set[str]:
