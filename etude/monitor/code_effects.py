@@ -176,6 +176,25 @@ _PATH_METHODS = frozenset(
 )
 
 
+def printed_location(code: str) -> str | None:
+    """The path a one-line program prints when it is one of the interpreter's own locations
+    (`import site; print(site.getsitepackages()[0])` prints site-packages); else None."""
+    tree = parse_python(code)
+    if tree is None or not tree.body:
+        return None
+    last = tree.body[-1]
+    if not (
+        isinstance(last, ast.Expr)
+        and isinstance(last.value, ast.Call)
+        and isinstance(last.value.func, ast.Name)
+        and last.value.func.id == "print"
+        and len(last.value.args) == 1
+    ):
+        return None
+    printed = const_str(last.value.args[0], aliases=aliases_of(tree))
+    return printed if printed and printed.startswith("/") and "*" not in printed else None
+
+
 def _join(parts: list[str]) -> str:
     """`os.path.join` semantics: an absolute part restarts the path."""
     out = ""

@@ -19,6 +19,8 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
+from etude.monitor.code_effects import printed_location
+
 SEPARATORS = frozenset({"|", "||", "&&", ";", "&", "|&", ";;", "(", ")", "{", "}", "!"})
 REDIRECTS = frozenset({">", ">>", "<", "<<", "<<<", ">&", "&>", "&>>", ">|", "<>", "<&"})
 # multi-call binaries (`busybox wget`) run their first argument like a wrapper does
@@ -126,8 +128,9 @@ def _expand(word: str, variables: dict[str, str]) -> str:
 
 def static_output(script: str) -> str | None:
     """What `script` prints when that is known without running it: `echo` and `printf`
-    of constant words (`printf 'cu%s' rl` is `curl`), `dirname`/`basename` of one, and
-    where `command -v`/`which` finds a program (`PATH_DIR`); None otherwise."""
+    of constant words (`printf 'cu%s' rl` is `curl`), `dirname`/`basename` of one, where
+    `command -v`/`which` finds a program (`PATH_DIR`), and a `python -c` that prints one of
+    the interpreter's locations (site-packages); None otherwise."""
     if "$(" in script or "`" in script:  # `dirname "$(command -v python)"`: inside first
         script, substitutions = _cut_substitutions(script)
         for inner, quoted in substitutions:
@@ -139,6 +142,8 @@ def static_output(script: str) -> str | None:
         words = shlex.split(script)
     except ValueError:
         return None
+    if len(words) == 3 and re.fullmatch(r"python[\d.]*", words[0].rsplit("/", 1)[-1]):
+        return printed_location(words[2]) if words[1] == "-c" else None
     if not words or any(c in script for c in "|;&<>$`"):
         return None
     if words[:2] in (["command", "-v"], ["type", "-P"], ["type", "-p"]) and len(words) == 3:
