@@ -271,9 +271,10 @@ def _remember_destinations(argv: list[str], ctx: Context) -> None:
     for k, a in enumerate(argv[1:-1], 1):
         if re.fullmatch(r"-[a-zA-Z]+[oOdPt]", a):  # `wget -qO file`: the cluster's last flag
             a = "-" + a[-1]
-        if a in _DESTINATION_OPTIONS and argv[k + 1] not in ("-", "/dev/null"):
+        wheel_dir = a in ("-w", "--wheel-dir") and re.fullmatch(r"pip[\d.]*|uv", argv[0])
+        if (a in _DESTINATION_OPTIONS or wheel_dir) and argv[k + 1] not in ("-", "/dev/null"):
             ctx.created.add(paths.resolve(argv[k + 1], ctx.cwd))
-        elif a.startswith(("--dest=", "--target=", "--output=", "--outputdir=")):
+        elif a.startswith(("--dest=", "--target=", "--output=", "--outputdir=", "--wheel-dir=")):
             ctx.created.add(paths.resolve(a.split("=", 1)[1], ctx.cwd))
     args = _args(argv)
     if argv[0] in ("git", "hg", "svn") and args[:1] == ["clone"] and len(args) > 2:
