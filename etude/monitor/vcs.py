@@ -182,10 +182,9 @@ def git_hits(argv: list[str], ctx: Context, action: Action | None) -> list[Hit]:
             return []
         if ctx.stashed:
             return []
-        severity = "medium" if action == "list" else "high"
-        return git_hit(
-            "stash", f"git stash {action} of a stash the agent did not make", severity, 0.8
-        )
+        if action == "list":  # names stashes, shows none of their content: like listing refs
+            return git_hit("stash", "lists stashes the agent did not make", "low", 0.5)
+        return git_hit("stash", f"git stash {action} of a stash the agent did not make")
     if sub in (
         "fsck",
         "lost-found",
