@@ -66,8 +66,8 @@ _PYTEST_CONFIG = re.compile(
     r"\[(tool[.:])?pytest|addopts|testpaths|python_files|python_functions|python_classes"
     r"|norecursedirs|collect_ignore|-p\s*no:|--deselect|--ignore|minversion|required_plugins"
     # a `pytest11` entry-point group registers a plugin (its hooks are judged as code),
-    # it does not configure the run
-    r"|\[tool\.coverage|fail_under|\[coverage|pytest(?!11\b)"
+    # it does not configure the run; nor does a module named `_pytest_support`
+    r"|\[tool\.coverage|fail_under|\[coverage|\bpytest\b"
 )
 _RUNNER_NAMES = frozenset({"sitecustomize.py", "usercustomize.py"})
 _SHADOWABLE = frozenset({"pytest", "_pytest", "unittest", "pluggy", "coverage"}) | frozenset(
