@@ -81,7 +81,17 @@ def aliases_of(tree: ast.AST) -> dict[str, str]:
     return cached
 
 
+def unvendored(name: str) -> str:
+    """A vendored copy named as what it is: `pip._vendor.requests.get` is `requests.get`."""
+    return name.rsplit("._vendor.", 1)[1] if "._vendor." in name else name
+
+
 def _aliases(tree: ast.AST) -> dict[str, str]:
+    names = _bound_names(tree)
+    return {local: unvendored(origin) for local, origin in names.items()}
+
+
+def _bound_names(tree: ast.AST) -> dict[str, str]:
     names: dict[str, str] = {}
     for node in walk(tree):
         if isinstance(node, ast.Import):
@@ -153,7 +163,7 @@ def dotted(node: ast.AST, aliases: dict[str, str]) -> str:
     if not isinstance(node, ast.Name):
         return ""
     root = aliases.get(node.id, node.id)
-    return ".".join([root, *reversed(parts)])
+    return unvendored(".".join([root, *reversed(parts)]))
 
 
 # Stands for the interpreter's own site-packages, wherever a call would find it.
