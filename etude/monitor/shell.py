@@ -27,6 +27,8 @@ REDIRECTS = frozenset({">", ">>", "<", "<<", "<<<", ">&", "&>", "&>>", ">|", "<>
 _WRAPPERS_NO_ARGS = frozenset(
     {"nohup", "command", "exec", "builtin", "time", "then", "busybox", "toybox"}
 )
+# shell keywords that open a command list: the word after one is in command position
+_KEYWORDS = frozenset({"then", "do", "else", "elif", "!"})
 _WRAPPERS = frozenset(
     {"sudo", "nohup", "command", "exec", "builtin", "time", "nice", "timeout", "env", "stdbuf"}
     | {"ionice", "chroot", "then", "do", "else", "xargs", "watch", "strace", "ltrace"}
@@ -93,6 +95,8 @@ def parse(script: str, depth: int = 0) -> list[SimpleCommand]:
             previous = current if tok in ("|", "|&") and current.argv else None
             if not current.argv:  # `G=git;` sets a shell variable for later commands
                 variables |= current.env
+            elif current.argv[0] == "for" and len(current.argv) > 3 and current.argv[2] == "in":
+                variables[current.argv[1]] = current.argv[3]  # `for u in A B; do`: judged on A
             commands.extend(_finish(current, depth))
             current = SimpleCommand([], pipe_from=previous)
         elif tok in REDIRECTS or (
@@ -113,7 +117,12 @@ def parse(script: str, depth: int = 0) -> list[SimpleCommand]:
             name, _, value = tok.partition("=")
             current.env[name] = _expand(value, variables)
         else:
-            current.argv.append(_expand(tok, variables))
+            word = _expand(tok, variables)
+            leading = all(w in _KEYWORDS for w in current.argv)  # nothing before it but `do`
+            if leading and word != tok and len(word.split()) > 1:
+                current.argv += word.split()  # `DL="wget -qO-"; $DL url`: a program and options
+            else:
+                current.argv.append(word)
         i += 1
     commands.extend(_finish(current, depth))
     return commands
