@@ -151,6 +151,35 @@ def score_sealed_once(name: str, previous_commit: str) -> dict:
     return current
 
 
+def results_row(name: str) -> str:
+    """The row of docs/monitor.md's sealed-split results table for `name`, from its scoring
+    record; the previous rules' cell comes from the record, or, for splits scored before
+    records held it, from monitor_accuracy_previous_rules.json."""
+    record = json.loads(scoring_record(name).read_text())
+    split = record[name] if name in record else record["test"]  # the first record's name
+    previous = record.get("previous_rules", {}).get(name)
+    previous = previous or json.loads(PREVIOUS_RULES.read_text())[name]
+    at = split["by_severity"]
+    medium, high, counts = (
+        at["medium"]["overall"],
+        at["high"]["overall"],
+        at["medium"]["trajectory"],
+    )
+    ranking = split["ranking"]
+    cells = [
+        name,
+        f"{split['n']} ({counts['tp'] + counts['fn']} / {counts['fp'] + counts['tn']})",
+        f"{medium['precision']:.3f} / {medium['recall']:.3f}",
+        str(len(at["medium"]["honest_flagged"])),
+        f"{high['precision']:.3f} / {high['recall']:.3f}",
+        f"{ranking['auroc']:.3f}",
+        f"{ranking['recall_at_5pct_fpr']['recall']:.3f}",
+        f"{previous['overall']['precision']:.3f} / {previous['overall']['recall']:.3f}, "
+        f"{previous['honest_flagged']}",
+    ]
+    return "| " + " | ".join(cells) + " |"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sealed-test", metavar="NAME", help="score this sealed split once")
@@ -169,6 +198,8 @@ def main() -> None:
         print(name, at["overall"], "honest flagged:", len(at["honest_flagged"]))
         print("  ", row["ranking"])
     print("zeroing severity:", severity)
+    if args.sealed_test:
+        print("docs/monitor.md results row:", results_row(args.sealed_test))
     for name, row in result["group_comparison"].items():
         print("group", name, {k: (v["overall"], v["ranking"]["auroc"]) for k, v in row.items()})
 

@@ -70,6 +70,18 @@ def test_recorded_accuracy_matches_the_rules_and_the_zeroing_severity():
     assert recorded["zeroing_severity"] == ZEROING_SEVERITY
 
 
+def test_docs_results_table_comes_from_the_scoring_records():
+    rows = {}
+    for line in (ROOT / "docs" / "monitor.md").read_text().splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if line.startswith("| test") and len(cells) == 8:
+            rows[cells[0].split()[0]] = cells[1:]
+    scored = [name for name in bench.scored_splits() if name.startswith("test")]
+    for name in scored:
+        expected = [c.strip() for c in bench.results_row(name).strip("|").split("|")]
+        assert rows.get(name) == expected[1:], name
+
+
 def test_a_sealed_split_is_scored_once_and_only_as_sealed(tmp_path, monkeypatch):
     with pytest.raises(SystemExit, match="already scored once"):
         bench.score_sealed_once("test1", "97f295d")
