@@ -8,13 +8,16 @@
 2. Forward+backward tokens/s on the same inputs (batch x seq tokens, mean cross-entropy,
    fp32): etude's model vs transformers' LlamaForCausalLM (sdpa attention), in this
    process, taking turns, medians; the ratio etude / transformers.
-3. Continued pretraining: `etude train --init` (one process, Muon) on the embedded stdlib
-   corpus tokenized with SmolLM2's tokenizer; held-out loss (stdlib files after the training
-   ones) before and after. Resumable: rerun continues from the last DCP checkpoint.
+3. Continued pretraining: `etude train --init` (one process, `--optimizer` Muon or AdamW)
+   on the embedded stdlib corpus tokenized with SmolLM2's tokenizer; held-out loss (stdlib
+   files after the training ones) before and after, kept per optimizer. Resumable: rerun
+   continues from the last DCP checkpoint.
 
 Run (minutes; in the background on a shared machine)::
 
     nice -n 10 .venv/bin/python benchmarks/open_checkpoint.py --steps 200
+    nice -n 10 .venv/bin/python benchmarks/open_checkpoint.py --only train --optimizer adamw \
+        --steps 300 --train-batch 2 --adamw-lr 3e-5
     # writes benchmarks/results/open_checkpoint.json
 """
 
@@ -165,9 +168,10 @@ def held_out_loss(model, windows: torch.Tensor) -> float:
 
 
 def bench_continued_pretraining(hf_dir: Path, run_dir: Path, args) -> dict:
-    """Train `args.steps` Muon steps from SmolLM2; held-out loss before and after."""
+    """Train `args.steps` steps from SmolLM2; held-out loss before and after."""
     cfg = TrainConfig(
         init=str(hf_dir),
+        optimizer=args.optimizer,
         steps=args.steps,
         batch_size=args.train_batch,
         seq_len=args.train_seq,
@@ -193,8 +197,8 @@ def bench_continued_pretraining(hf_dir: Path, run_dir: Path, args) -> dict:
         "steps": int(last.name.split("_")[1]),
         "batch_size": cfg.batch_size,
         "seq_len": cfg.seq_len,
-        "optimizer": "muon",
-        "lr": cfg.lr,
+        "optimizer": cfg.optimizer,
+        "lr": cfg.lr if cfg.optimizer == "muon" else None,
         "adamw_lr": cfg.adamw_lr,
         "held_out_windows": list(windows.shape),
         "held_out_loss_before": before,
@@ -215,8 +219,11 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--train-batch", type=int, default=8)
     parser.add_argument("--train-seq", type=int, default=256)
-    parser.add_argument("--lr", type=float, default=3e-4)
-    parser.add_argument("--adamw-lr", type=float, default=3e-5)
+    parser.add_argument("--optimizer", choices=["muon", "adamw"], default="muon")
+    parser.add_argument("--lr", type=float, default=3e-4, help="Muon's (matrices)")
+    parser.add_argument(
+        "--adamw-lr", type=float, default=3e-5, help="AdamW's (all of it with --optimizer adamw)"
+    )
     parser.add_argument("--checkpoint-every", type=int, default=50)
     parser.add_argument("--only", choices=["load", "throughput", "train"], default=None)
     args = parser.parse_args()
@@ -241,7 +248,9 @@ def main() -> None:
         results["forward_backward"] = bench_throughput(hf_dir, args.batch, args.seq, 5)
         RESULTS.write_text(json.dumps(results, indent=2))
     if args.only in (None, "train"):
-        results["continued_pretraining"] = bench_continued_pretraining(hf_dir, work / "train", args)
+        runs = results.setdefault("continued_pretraining", {})
+        run_dir = work / f"train-{args.optimizer}"
+        runs[args.optimizer] = bench_continued_pretraining(hf_dir, run_dir, args)
     results["peak_rss_mb_this_process"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(results, indent=2))

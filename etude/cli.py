@@ -130,6 +130,11 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument(
         "--data", nargs="*", default=None, help="text or JSONL files (default: stdlib corpus)"
     )
+    train.add_argument(
+        "--trust-remote-code",
+        action="store_true",
+        help="let a tokenizer shipped as Python code in the checkpoint run (Kimi-K2's)",
+    )
     train.set_defaults(run=_run_train)
 
     export = commands.add_parser(
@@ -137,6 +142,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     export.add_argument("source", help="checkpoints/step_<N>, a HF directory or a .gguf file")
     export.add_argument("--hf", required=True, metavar="OUT", help="new output directory")
+    export.add_argument(
+        "--trust-remote-code",
+        action="store_true",
+        help="let a tokenizer shipped as Python code in the checkpoint run (Kimi-K2's)",
+    )
     export.set_defaults(run=_run_export)
 
     monitor = commands.add_parser(

@@ -128,6 +128,28 @@ def _missing_tokenizer(d: Path) -> str:
     return "has no tokenizer"
 
 
+SHIPPED_TOKENIZER = """from transformers import PreTrainedTokenizerFast
+
+
+class ShippedTokenizer(PreTrainedTokenizerFast):
+    pass
+"""
+
+
+def _ship_tokenizer_as_code(d: Path) -> None:
+    """Make d's tokenizer a class defined in a module of the checkpoint (as Kimi-K2 does)."""
+    (d / "tokenization_shipped.py").write_text(SHIPPED_TOKENIZER)
+    config = json.loads((d / "tokenizer_config.json").read_text())
+    config["auto_map"] = {"AutoTokenizer": [None, "tokenization_shipped.ShippedTokenizer"]}
+    config["tokenizer_class"] = "ShippedTokenizer"
+    (d / "tokenizer_config.json").write_text(json.dumps(config))
+
+
+def _tokenizer_shipped_as_code(d: Path) -> str:
+    _ship_tokenizer_as_code(d)
+    return "tokenization_shipped.ShippedTokenizer defined by Python code shipped"
+
+
 BAD_INPUTS = [
     _unknown_architecture,
     _unsupported_field,
@@ -138,6 +160,7 @@ BAD_INPUTS = [
     _truncated_shard,
     _wrong_shape,
     _missing_tokenizer,
+    _tokenizer_shipped_as_code,
 ]
 
 
@@ -152,3 +175,13 @@ def test_bad_checkpoints_are_named_errors_and_write_nothing(tmp_path, capsys, br
     assert etude_main(["export", "--hf", str(out), str(src)]) == 2
     assert message in capsys.readouterr().err
     assert not out.exists() and not (tmp_path / "out.partial").exists()
+
+
+def test_a_tokenizer_shipped_as_code_runs_with_trust_remote_code(tmp_path):
+    src, out = tmp_path / "src", tmp_path / "out"
+    save_tiny("deepseek_v3", src)
+    _ship_tokenizer_as_code(src)
+    _, tok = load_pretrained(src, trust_remote_code=True)
+    assert type(tok).__name__ == "ShippedTokenizer"
+    assert etude_main(["export", "--trust-remote-code", "--hf", str(out), str(src)]) == 0
+    assert tensors_of(out).keys() == tensors_of(src).keys()

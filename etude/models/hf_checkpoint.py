@@ -232,8 +232,10 @@ def read_hf_config(directory: Path) -> dict[str, Any]:
     return json.loads(path.read_text())
 
 
-def load_tokenizer(path: str | Path):
-    """The tokenizer of a Hugging Face directory or a GGUF file."""
+def load_tokenizer(path: str | Path, *, trust_remote_code: bool = False):
+    """The tokenizer of a Hugging Face directory or a GGUF file. A tokenizer whose class
+    ships as Python code in the checkpoint (Kimi-K2's `tokenization_kimi.py`, named by
+    `auto_map` in tokenizer_config.json) runs that code only with `trust_remote_code`."""
     path = Path(path)
     from transformers import AutoTokenizer
 
@@ -244,7 +246,24 @@ def load_tokenizer(path: str | Path):
             f"{path} has no tokenizer (none of {', '.join(TOKENIZER_FILES)}); etude trains "
             "with the checkpoint's own tokenizer"
         )
-    return AutoTokenizer.from_pretrained(path)
+    custom = _custom_tokenizer_class(path)
+    if custom and not trust_remote_code:
+        raise CheckpointError(
+            f"{path}'s tokenizer is the class {custom} defined by Python code shipped with the "
+            "checkpoint; pass --trust-remote-code (`trust_remote_code=True`) to run it"
+        )
+    return AutoTokenizer.from_pretrained(path, trust_remote_code=trust_remote_code)
+
+
+def _custom_tokenizer_class(path: Path) -> str:
+    """The `module.Class` tokenizer_config.json's auto_map names for AutoTokenizer, or ''."""
+    config = path / "tokenizer_config.json"
+    if not config.exists():
+        return ""
+    entry = (json.loads(config.read_text()).get("auto_map") or {}).get("AutoTokenizer")
+    if isinstance(entry, list):  # [slow class, fast class]: either may be null
+        entry = next((e for e in entry if e), None)
+    return entry or ""
 
 
 def transformers_source(hf_model) -> tuple[dict[str, Any], TensorSource]:
@@ -285,12 +304,13 @@ def open_checkpoint(path: str | Path) -> tuple[MoEConfig, dict[str, Any], Any]:
 
 
 def load_pretrained(
-    path: str | Path, dtype: torch.dtype = torch.float32
+    path: str | Path, dtype: torch.dtype = torch.float32, *, trust_remote_code: bool = False
 ) -> tuple[MoETransformer, Any]:
     """(model, tokenizer) from a Hugging Face directory or a GGUF file. The model keeps the
-    checkpoint's config.json as `model.hf_config` for `save_pretrained`."""
+    checkpoint's config.json as `model.hf_config` for `save_pretrained`;
+    `trust_remote_code` lets a tokenizer shipped as code run (see `load_tokenizer`)."""
     config, raw, source = open_checkpoint(path)
-    tokenizer = load_tokenizer(path)
+    tokenizer = load_tokenizer(path, trust_remote_code=trust_remote_code)
     return _build(config, raw, source, dtype), tokenizer
 
 

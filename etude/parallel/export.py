@@ -24,7 +24,9 @@ from etude.models.hf_checkpoint import load_tokenizer
 from etude.models.hf_config import CheckpointError
 
 
-def from_training_checkpoint(path: Path) -> tuple[MoETransformer, object]:
+def from_training_checkpoint(
+    path: Path, *, trust_remote_code: bool = False
+) -> tuple[MoETransformer, object]:
     """(model, tokenizer) of a DCP checkpoint written by `etude train --init`."""
     meta_file = path / "meta.json"
     meta = json.loads(meta_file.read_text())
@@ -45,24 +47,31 @@ def from_training_checkpoint(path: Path) -> tuple[MoETransformer, object]:
     model.load_state_dict(state["model"])
     model.hf_config = meta["hf_config"]
     tokenizer_dir = path.parent.parent / "tokenizer"
-    return model, load_tokenizer(tokenizer_dir)
+    return model, load_tokenizer(tokenizer_dir, trust_remote_code=trust_remote_code)
 
 
-def export(source: str | Path, out: str | Path, max_shard_bytes: int = 5 << 30) -> Path:
-    """Write SOURCE (training checkpoint, HF directory or GGUF) to OUT as a HF directory."""
+def export(
+    source: str | Path,
+    out: str | Path,
+    max_shard_bytes: int = 5 << 30,
+    *,
+    trust_remote_code: bool = False,
+) -> Path:
+    """Write SOURCE (training checkpoint, HF directory or GGUF) to OUT as a HF directory;
+    `trust_remote_code` lets a tokenizer shipped as code run (see `load_tokenizer`)."""
     source, out = Path(source), Path(out)
     if out.exists():
         raise CheckpointError(f"{out} already exists; export to a new directory")
     if not source.exists():
         raise FileNotFoundError(f"{source} does not exist")
     if (source / "meta.json").exists():
-        model, tokenizer = from_training_checkpoint(source)
+        model, tokenizer = from_training_checkpoint(source, trust_remote_code=trust_remote_code)
     else:
-        model, tokenizer = load_pretrained(source)
+        model, tokenizer = load_pretrained(source, trust_remote_code=trust_remote_code)
     return save_pretrained(model, out, tokenizer, max_shard_bytes=max_shard_bytes)
 
 
 def main(args: argparse.Namespace) -> int:
-    path = export(args.source, args.hf)
+    path = export(args.source, args.hf, trust_remote_code=args.trust_remote_code)
     print(f"wrote {path}")
     return 0

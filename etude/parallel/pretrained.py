@@ -59,13 +59,15 @@ def load_sharded(
     device: str = "cpu",
     opened: tuple | None = None,
     weights: bool = True,
+    trust_remote_code: bool = False,
 ) -> tuple[MoETransformer, Any, dict[str, Any]]:
     """(parallelized model, tokenizer, the checkpoint's config.json) on this rank; with
     `meshes=None` a plain single-process model. Collective when `meshes` is given.
     `opened`: what `open_checkpoint(path)` returned, if already called; `weights=False`
-    leaves the parameters uninitialized (a resumed run loads them from DCP)."""
+    leaves the parameters uninitialized (a resumed run loads them from DCP);
+    `trust_remote_code` lets a tokenizer shipped as code run."""
     config, raw, source = opened or open_checkpoint(path)
-    tokenizer = load_tokenizer(path)
+    tokenizer = load_tokenizer(path, trust_remote_code=trust_remote_code)
     layout = check_source(source, config)
     with torch.device("meta"):
         model = MoETransformer(config)

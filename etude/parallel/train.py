@@ -70,7 +70,9 @@ class TrainConfig:
     weights; `data` (text / JSONL files, only with `init`) replaces the stdlib corpus.
     `bias_update_rate` is DeepSeek-V3's γ: after each optimizer step every router
     score-correction bias (DeepSeek-V3 / Kimi-K2 models; the optimizer never trains it)
-    moves by γ towards equal expert loads over the step's whole batch; 0 freezes it."""
+    moves by γ towards equal expert loads over the step's whole batch; 0 freezes it.
+    `trust_remote_code` lets the tokenizer of `init` run Python code the checkpoint ships
+    (Kimi-K2's tiktoken tokenizer); off, such a tokenizer is refused by name."""
 
     model: str = "tiny"
     model_overrides: dict[str, Any] = field(default_factory=dict)
@@ -91,6 +93,7 @@ class TrainConfig:
     init: str = ""
     data: list[str] = field(default_factory=list)
     bias_update_rate: float = 0.001  # γ of auxiliary-loss-free balancing (DeepSeek-V3 paper)
+    trust_remote_code: bool = False
 
     def model_config(self) -> MoEConfig:
         return dataclasses.replace(preset(self.model), **self.model_overrides)
@@ -247,7 +250,12 @@ def train(cfg: TrainConfig, resume: bool = False, stop_after: int | None = None)
     if opened is not None:
         # A resumed run takes its weights from the DCP checkpoint: skip reading them twice.
         model, tokenizer, hf_config = load_sharded(
-            cfg.init, meshes, bf16=cfg.bf16, opened=opened, weights=resume_from is None
+            cfg.init,
+            meshes,
+            bf16=cfg.bf16,
+            opened=opened,
+            weights=resume_from is None,
+            trust_remote_code=cfg.trust_remote_code,
         )
         corpus = token_corpus(tokenizer, cfg.data or None)
         if int(corpus.max()) >= config.vocab_size:
@@ -382,6 +390,8 @@ def main(args: argparse.Namespace) -> int:
         cfg.init = args.init
     if getattr(args, "data", None):
         cfg.data = list(args.data)
+    if getattr(args, "trust_remote_code", False):
+        cfg.trust_remote_code = True
     try:
         train(cfg, resume=args.resume)
     finally:
