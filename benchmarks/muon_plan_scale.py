@@ -3,20 +3,23 @@ parameters) on 256, 512 and 1024 H200s, and the tiny preset on one node, with
 `etude.optim.plan`, each lever of the optimizer's step time shown on its own.
 
 Per GPU count it plans four times (the optimizer's own `group_units` / `assign_owners` /
-`job_chunks` on the layout `etude plan muon` chooses), for NS method "standard" or "auto"
-(Gram where it has fewer FLOPs) and dense units repeated on every replica or spread over
-them, and predicts the step under these settings, side by side:
+`job_chunks` on the layout `etude plan muon` chooses) and predicts the step with the levers
+added one at a time, each row on top of the one before:
 
-- baseline: standard NS on every unit, dense units on every replica, unfused elementwise
-  (56 B per local element): the optimizer before these levers, on the MLA shapes;
-- gram, spread, fused: the baseline with one lever on (NS method "auto"; dense units
-  spread over replicas; two fused elementwise passes, 32 B per local element);
-- gram_fused: Gram and fused on, dense units on every replica (`spread_replicas=False`);
-- all: the three levers together (Muon's defaults);
-- all_ns_at_matmul_rate: the same with NS at the 0.80 of peak a lent H200 reached on a
-  plain bf16 matmul, an optimistic bound on the NS term.
+- baseline: standard NS (5 quintic steps) on every unit, dense units repeated on every
+  replica, unfused elementwise (56 B per local element);
+- gram: NS method "auto" (the Gram iteration, restarted once, where it has fewer FLOPs);
+- schedule_4_steps: 4 NS steps instead of 5, for reference only: no schedule with fewer
+  steps kept the orthogonality error of 5 quintic steps (benchmarks/ns_accuracy.py), so
+  the rows after it keep 5;
+- spread: dense units spread over the replicas where the planner predicts it pays
+  (`plan_and_choose_spread`; the choice is recorded);
+- fused: two fused elementwise passes (32 B per local element): etude's recommendation;
+- fused_spread_always: the same with `spread_replicas=True` forced (Muon's default);
+- fused_ns_at_matmul_rate: the recommendation with NS at the 0.80 of peak a lent H200
+  reached on a plain bf16 matmul, an optimistic bound on the NS term.
 
-NS runs at the stated 0.60 of peak in every other setting: no GPU has measured it yet
+NS runs at the stated 0.60 of peak in every other row: no GPU has measured it yet
 (`benchmarks/muon_calibrate.py` would). The planner's wall time on this machine is recorded.
 
 Run: .venv/bin/python benchmarks/muon_plan_scale.py   (writes
@@ -39,35 +42,51 @@ from etude.optim.plan import Assumptions, plan, predict
 
 RUNS = [("kimi-k2", 256), ("kimi-k2", 512), ("kimi-k2", 1024), ("tiny", 8)]
 MATMUL_RATE = 0.80  # measured bf16 matmul rate of a lent H200, fraction of peak
-# setting -> (NS method, spread dense units over replicas, fused elementwise, NS efficiency)
+# setting -> (NS method, NS steps, spread dense units: True/False/"auto", fused, NS efficiency)
 SETTINGS = {
-    "baseline": ("standard", False, False, None),
-    "gram": ("auto", False, False, None),
-    "spread": ("standard", True, False, None),
-    "fused": ("standard", False, True, None),
-    "gram_fused": ("auto", False, True, None),
-    "all": ("auto", True, True, None),
-    "all_ns_at_matmul_rate": ("auto", True, True, MATMUL_RATE),
+    "baseline": ("standard", 5, False, False, None),
+    "gram": ("auto", 5, False, False, None),
+    "schedule_4_steps": ("auto", 4, False, False, None),
+    "spread": ("auto", 5, "auto", False, None),
+    "fused": ("auto", 5, "auto", True, None),
+    "fused_spread_always": ("auto", 5, True, True, None),
+    "fused_ns_at_matmul_rate": ("auto", 5, "auto", True, MATMUL_RATE),
 }
 
 
 def run(model: str, gpus: int, gpu: str) -> dict:
-    """Plan `model` on `gpus` GPUs once per (method, spread) and predict every setting."""
+    """Plan `model` on `gpus` GPUs once per (method, steps, spread) and predict each setting;
+    "auto" spreading takes whichever of the two plans predicts the shorter step."""
     plans, planner = {}, {}
-    for method, spread, _, _ in SETTINGS.values():
-        if (method, spread) not in plans:
-            plans[method, spread] = plan(model, gpus, method=method, spread_replicas=spread)
-            planned = plans[method, spread]
-            planner[f"{method}/{'spread' if spread else 'repeated'}"] = {
-                "wall_s": planned.planner_s,
-                "cpu_s": planned.planner_cpu_s,
-            }
+
+    def planned(method: str, steps: int, spread: bool):
+        if (method, steps, spread) not in plans:
+            plans[method, steps, spread] = p = plan(
+                model, gpus, method=method, ns_steps=steps, spread_replicas=spread
+            )
+            key = f"{method}/{steps} steps/{'spread' if spread else 'repeated'}"
+            planner[key] = {"wall_s": p.planner_s, "cpu_s": p.planner_cpu_s}
+        return plans[method, steps, spread]
+
     predictions = {}
-    for name, (method, spread, fused, efficiency) in SETTINGS.items():
+    for name, (method, steps, spread, fused, efficiency) in SETTINGS.items():
         a = Assumptions(fused_elementwise=fused)
         if efficiency is not None:
             a = replace(a, ns_efficiency=efficiency)
-        predictions[name] = predict(plans[method, spread], gpu, a)
+        options = [True, False] if spread == "auto" else [spread]
+        reports = {s: predict(planned(method, steps, s), gpu, a) for s in options}
+        chosen = min(reports, key=lambda s: reports[s]["time"]["step_s"])
+        predictions[name] = {
+            **reports[chosen],
+            "spread_replicas": {
+                "chosen": chosen,
+                "by_planner": spread == "auto",
+                **{
+                    f"step_s_{'spread' if s else 'repeated'}": r["time"]["step_s"]
+                    for s, r in reports.items()
+                },
+            },
+        }
     return {
         "model": model,
         "gpus": gpus,

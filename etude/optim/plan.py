@@ -652,12 +652,48 @@ def _group_summary(g: GroupResult, ns_bytes: int, jobs: int, comm_jobs: int) -> 
     }
 
 
+def plan_and_choose_spread(
+    model: str,
+    gpus: int,
+    gpu: str = "h200",
+    assumptions: Assumptions | None = None,
+    rates: Rates | None = None,
+    **plan_options,
+) -> dict:
+    """Plan `model` with dense units spread over the replicas and repeated on each, predict
+    both, and return the faster one's report with `spread_replicas` saying which was chosen
+    and both step times (spreading trades dense NS for the replicas' exchange, which pays
+    only while it hides under NS: the value to pass as Muon's `spread_replicas`)."""
+    reports = {
+        spread: predict(
+            plan(model, gpus, spread_replicas=spread, **plan_options), gpu, assumptions, rates
+        )
+        for spread in (True, False)
+    }
+    chosen = min(reports, key=lambda spread: reports[spread]["time"]["step_s"])
+    return {
+        **reports[chosen],
+        "spread_replicas": {
+            "chosen": chosen,
+            "step_s_spread": reports[True]["time"]["step_s"],
+            "step_s_repeated": reports[False]["time"]["step_s"],
+        },
+    }
+
+
 def main(args: argparse.Namespace) -> int:
     """`etude plan muon`: print the assignment summary and the predicted step time."""
     rates = load_rates(args.rates) if args.rates else None
-    planned = plan(args.model, args.gpus, gpus_per_node=args.gpus_per_node, ep=args.ep)
     assumptions = Assumptions(ns_efficiency=args.ns_efficiency, job_numel=args.job_numel)
-    report = predict(planned, args.gpu, assumptions, rates)
+    options = {"gpus_per_node": args.gpus_per_node, "ep": args.ep, "ns_steps": args.ns_steps}
+    if args.spread == "auto":
+        report = plan_and_choose_spread(
+            args.model, args.gpus, args.gpu, assumptions, rates, **options
+        )
+    else:
+        spread = args.spread == "on"
+        planned = plan(args.model, args.gpus, spread_replicas=spread, **options)
+        report = predict(planned, args.gpu, assumptions, rates)
     if args.json:
         print(json.dumps(report, indent=2))
     else:
@@ -684,6 +720,14 @@ def print_report(report: dict, console: Console) -> None:
     )
     for g in report["groups"]:
         console.print(f"  {g['family']}: {g['layout']}")
+    if "spread_replicas" in report:
+        choice = report["spread_replicas"]
+        console.print(
+            f"  dense units {'spread over' if choice['chosen'] else 'repeated on'} the "
+            f"replicas (spread_replicas={choice['chosen']}): predicted "
+            f"{_si(choice['step_s_spread'], 's')} spread, "
+            f"{_si(choice['step_s_repeated'], 's')} repeated"
+        )
     shapes = Table(title="Newton–Schulz units of one shard group per family")
     for col in ("family", "matrix", "method", "units", "stay local", "FLOPs/unit"):
         shapes.add_column(col, justify="left" if col in ("family", "method") else "right")
