@@ -32,6 +32,7 @@ reference alone is 22.6 TFLOP, hours on a 2-core CPU (`--dense` adds it).
 
 Run: .venv/bin/python benchmarks/ns_accuracy.py   (resumable; writes
 benchmarks/results/ns_accuracy.json after each shape)
+     .venv/bin/python benchmarks/ns_accuracy.py --summarize   (its tables, as in docs/muon.md)
 """
 
 from __future__ import annotations
@@ -177,13 +178,68 @@ def measure(name: str, shape: tuple[int, int], count: int, seed: int) -> dict:
     return out
 
 
+def _cell(row: dict) -> str:
+    lo, hi = row["singular_min"], row["singular_max"]
+    err = f"{row['polar_error']:.3f}" if row["polar_error"] < 10 else f"{row['polar_error']:.3g}"
+    return f"{err} (x{row['vs_quintic5']:.2f}) [{lo:.2f}, {hi:.3g}]"
+
+
+def summarize(report: dict) -> str:
+    """Markdown tables of a report: polar error (x the 5-step quintic's) [singular range]."""
+    five = [
+        "standard_bf16",
+        "gram_bf16_restarts_2_etude",
+        "gram_bf16_restarts_2_4",
+        "gram_bf16_restarts_3",
+        "gram_bf16_restarts_none",
+        "gram_bf16_aol",
+    ]
+    lines = [
+        "| unit | shape | units | schedule | GFLOP standard / gram | " + " | ".join(five) + " |",
+        "|---|---|---:|---|---:|" + "---|" * len(five),
+    ]
+    fewer = ["standard_bf16", "gram_bf16_restarts_2_etude", "gram_bf16_aol"]
+    short = [
+        "| unit | shape | schedule | GFLOP standard / gram | " + " | ".join(fewer) + " |",
+        "|---|---|---|---:|" + "---|" * len(fewer),
+    ]
+    for u in report["units"]:
+        unit, shape = u["unit"].split(".")[-2], "x".join(map(str, u["shape"]))
+        for name, rows in u["schedules"].items():
+            gflops = (
+                f"{rows['standard_bf16']['flops'] / 1e9:.1f} / "
+                f"{rows['gram_bf16_restarts_2_etude']['flops'] / 1e9:.1f}"
+                if "gram_bf16_restarts_2_etude" in rows
+                else f"{rows['standard_bf16']['flops'] / 1e9:.1f}"
+            )
+            if "gram_bf16_restarts_2_4" in rows:
+                cells = " | ".join(_cell(rows[v]) for v in five)
+                lines.append(
+                    f"| {unit} | {shape} | {u['units_in_model']} | {name} | {gflops} | {cells} |"
+                )
+            else:
+                etude = next(v for v in rows if v.endswith("_etude"))
+                cells = " | ".join(
+                    _cell(rows[v]) for v in ["standard_bf16", etude, "gram_bf16_aol"]
+                )
+                gflops = (
+                    f"{rows['standard_bf16']['flops'] / 1e9:.1f} / {rows[etude]['flops'] / 1e9:.1f}"
+                )
+                short.append(f"| {unit} | {shape} | {name} | {gflops} | {cells} |")
+    return "\n".join(lines) + "\n\n" + "\n".join(short)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--out", default=str(Path(__file__).parent / "results" / "ns_accuracy.json")
     )
     parser.add_argument("--dense", action="store_true", help="add the 18432x7168 dense FFN")
+    parser.add_argument("--summarize", action="store_true", help="print --out's tables")
     args = parser.parse_args()
+    if args.summarize:
+        print(summarize(json.loads(Path(args.out).read_text())))
+        return
     out_path = Path(args.out)
     done = json.loads(out_path.read_text()) if out_path.exists() else None
     results = {r["unit"]: r for r in done["units"]} if done else {}
