@@ -24,6 +24,8 @@ NS runs at the stated 0.60 of peak in every other row: no GPU has measured it ye
 
 Run: .venv/bin/python benchmarks/muon_plan_scale.py   (writes
 benchmarks/results/muon_plan_scale.json)
+     .venv/bin/python benchmarks/muon_plan_scale.py --summarize   (its tables, as in
+     docs/muon-planner.md)
 """
 
 from __future__ import annotations
@@ -96,13 +98,77 @@ def run(model: str, gpus: int, gpu: str) -> dict:
     }
 
 
+LABELS = {
+    "baseline": "baseline: standard NS, dense on every replica, unfused",
+    "gram": "+ Gram, one restart",
+    "schedule_4_steps": "(+ 4 NS steps: not adopted, for reference)",
+    "spread": "+ spreading where it pays",
+    "fused": "+ fused elementwise (recommended)",
+    "fused_spread_always": "same, spread_replicas=True forced",
+    "fused_ns_at_matmul_rate": "recommended, NS at matmul rate (0.80)",
+}
+CHAIN = ["baseline", "gram", "spread", "fused"]  # each row adds one lever to the one before
+
+
+def summarize(report: dict) -> str:
+    """Markdown tables of a report: step and breakdown per setting, and what was planned."""
+    ms = 1e3
+    lines = [
+        "| GPUs | setting | step | change | NS | exposed comm | elementwise | host "
+        "(launch + Python) | bound by | dense units |",
+        "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |",
+    ]
+    planned = [
+        "| GPUs | setting | NS TFLOP, max | imbalance | NVLink GB, max | network GB, max "
+        "(replica exchange) | comm ms | all-to-alls | elementwise GB |",
+        "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for run in report["runs"]:
+        if run["model"] != "kimi-k2":
+            continue
+        p = run["predictions"]
+        for name, label in LABELS.items():
+            t, pr, choice = p[name]["time"], p[name]["per_rank"], p[name]["spread_replicas"]
+            before = CHAIN[CHAIN.index(name) - 1] if name in CHAIN[1:] else None
+            if name == "schedule_4_steps":
+                before = "gram"
+            change = f"{(t['step_s'] - p[before]['time']['step_s']) * ms:+.1f}" if before else ""
+            dense = "spread" if choice["chosen"] else "repeated"
+            if choice["by_planner"]:
+                dense += (
+                    f" (chosen: {choice['step_s_spread'] * ms:.1f} spread, "
+                    f"{choice['step_s_repeated'] * ms:.1f} repeated)"
+                )
+            lines.append(
+                f"| {run['gpus']} | {label} | {t['step_s'] * ms:.1f} | {change} | "
+                f"{t['ns_s'] * ms:.1f} | {t['exposed_comm_s'] * ms:.1f} | "
+                f"{t['elementwise_s'] * ms:.1f} | {t['host_s'] * ms:.1f} "
+                f"({t['host_launch_s'] * ms:.1f} + {t['host_python_s'] * ms:.1f}) | "
+                f"{t['dominant']} | {dense} |"
+            )
+            if name in ("baseline", "gram", "schedule_4_steps", "fused"):
+                planned.append(
+                    f"| {run['gpus']} | {label} | {pr['ns_flops']['max'] / 1e12:.1f} | "
+                    f"{pr['imbalance']:.4f} | {pr['nvlink_bytes']['max'] / 1e9:.2f} | "
+                    f"{pr['network_bytes']['max'] / 1e9:.2f} "
+                    f"({pr['replica_gather_bytes']['max'] / 1e9:.2f}) | "
+                    f"{t['comm_s'] * ms:.1f} | {pr['collectives']} | "
+                    f"{pr['elementwise_bytes']['max'] / 1e9:.0f} |"
+                )
+    return "\n".join(lines) + "\n\n" + "\n".join(planned)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--gpu", default="h200", choices=["h100", "h200"])
     parser.add_argument(
         "--out", default=str(Path(__file__).parent / "results" / "muon_plan_scale.json")
     )
+    parser.add_argument("--summarize", action="store_true", help="print --out's tables")
     args = parser.parse_args()
+    if args.summarize:
+        print(summarize(json.loads(Path(args.out).read_text())))
+        return
     results = []
     for model, gpus in RUNS:
         t0 = time.perf_counter()
