@@ -208,6 +208,8 @@ def test_cli_spread_and_steps_options(capsys):
 def test_cli_turns_bad_input_into_exit_code_2(capsys):
     assert cli_main(["plan", "muon", "--model", "tiny", "--gpus", "12"]) == 2
     assert "not a whole number of nodes" in capsys.readouterr().err
+    assert cli_main(["plan", "muon", "--model", "tiny", "--gpus", "4", "--ns-steps", "0"]) == 2
+    assert "--ns-steps must be in [1, 99], got 0" in capsys.readouterr().err
 
 
 # 4 ranks: 2 nodes of 2 GPUs. Dense: HSDP (Replicate, Shard(0)) on mesh (2, 2); experts:

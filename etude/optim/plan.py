@@ -12,7 +12,8 @@ Layout (overridable with `--gpus-per-node` and `--ep`):
   node, replicated across nodes. Their all-to-all traffic stays on NVLink. With
   `spread_replicas` (Muon's default) each node orthogonalizes a share of the units and the
   results are all-gathered across nodes (network bytes, overlapped with NS like the rest);
-  without it every node repeats all of them.
+  without it every node repeats all of them. `plan_and_choose_spread` (`--spread auto`)
+  predicts both and keeps the faster.
 - Routed experts are sharded on a 2-D mesh `(ep, efsdp)` with `(Shard(0), Shard(1))`: the
   expert dim over `ep` ranks (across nodes), each expert's out dim over `efsdp` GPUs inside
   a node. There is no expert replica, so the expert shard group is every GPU and the
@@ -446,6 +447,8 @@ def plan(
 ) -> Planned:
     """Choose the layout for `model` on `gpus` GPUs and run the planner on each family
     (`method` and `spread_replicas` mean what Muon's `ns_method` and `spread_replicas` do)."""
+    if not 1 <= ns_steps < 100:
+        raise ValueError(f"--ns-steps must be in [1, 99], got {ns_steps}")
     cfg = planner_model(model)
     layout = choose_layout(cfg, gpus, gpus_per_node, ep)
     t0, c0 = time.perf_counter(), time.process_time()
