@@ -3,24 +3,29 @@ parameters) on 256, 512 and 1024 H200s, and the tiny preset on one node, with
 `etude.optim.plan`, each lever of the optimizer's step time shown on its own.
 
 Per GPU count it plans four times (the optimizer's own `group_units` / `assign_owners` /
-`job_chunks` on the layout `etude plan muon` chooses), for NS method "standard" or "auto"
-(Gram where it has fewer FLOPs) and dense units repeated on every replica or spread over
-them, and predicts the step under these settings, side by side:
+`job_chunks` on the layout `etude plan muon` chooses) and predicts the step with the levers
+added one at a time, each row on top of the one before:
 
-- baseline: standard NS on every unit, dense units on every replica, unfused elementwise
-  (56 B per local element): the optimizer before these levers, on the MLA shapes;
-- gram, spread, fused: the baseline with one lever on (NS method "auto"; dense units
-  spread over replicas; two fused elementwise passes, 32 B per local element);
-- gram_fused: Gram and fused on, dense units on every replica (`spread_replicas=False`);
-- all: the three levers together (Muon's defaults);
-- all_ns_at_matmul_rate: the same with NS at the 0.80 of peak a lent H200 reached on a
-  plain bf16 matmul, an optimistic bound on the NS term.
+- baseline: standard NS (5 quintic steps) on every unit, dense units repeated on every
+  replica, unfused elementwise (56 B per local element);
+- gram: NS method "auto" (the Gram iteration, restarted once, where it has fewer FLOPs);
+- schedule_4_steps: 4 NS steps instead of 5, for reference only: no schedule with fewer
+  steps kept the orthogonality error of 5 quintic steps (benchmarks/ns_accuracy.py), so
+  the rows after it keep 5;
+- spread: dense units spread over the replicas where the planner predicts it pays
+  (`plan_and_choose_spread`; the choice is recorded);
+- fused: two fused elementwise passes (32 B per local element): etude's recommendation;
+- fused_spread_always: the same with `spread_replicas=True` forced (Muon's default);
+- fused_ns_at_matmul_rate: the recommendation with NS at the 0.80 of peak a lent H200
+  reached on a plain bf16 matmul, an optimistic bound on the NS term.
 
-NS runs at the stated 0.60 of peak in every other setting: no GPU has measured it yet
+NS runs at the stated 0.60 of peak in every other row: no GPU has measured it yet
 (`benchmarks/muon_calibrate.py` would). The planner's wall time on this machine is recorded.
 
 Run: .venv/bin/python benchmarks/muon_plan_scale.py   (writes
 benchmarks/results/muon_plan_scale.json)
+     .venv/bin/python benchmarks/muon_plan_scale.py --summarize   (its tables, as in
+     docs/muon-planner.md)
 """
 
 from __future__ import annotations
@@ -39,35 +44,51 @@ from etude.optim.plan import Assumptions, plan, predict
 
 RUNS = [("kimi-k2", 256), ("kimi-k2", 512), ("kimi-k2", 1024), ("tiny", 8)]
 MATMUL_RATE = 0.80  # measured bf16 matmul rate of a lent H200, fraction of peak
-# setting -> (NS method, spread dense units over replicas, fused elementwise, NS efficiency)
+# setting -> (NS method, NS steps, spread dense units: True/False/"auto", fused, NS efficiency)
 SETTINGS = {
-    "baseline": ("standard", False, False, None),
-    "gram": ("auto", False, False, None),
-    "spread": ("standard", True, False, None),
-    "fused": ("standard", False, True, None),
-    "gram_fused": ("auto", False, True, None),
-    "all": ("auto", True, True, None),
-    "all_ns_at_matmul_rate": ("auto", True, True, MATMUL_RATE),
+    "baseline": ("standard", 5, False, False, None),
+    "gram": ("auto", 5, False, False, None),
+    "schedule_4_steps": ("auto", 4, False, False, None),
+    "spread": ("auto", 5, "auto", False, None),
+    "fused": ("auto", 5, "auto", True, None),
+    "fused_spread_always": ("auto", 5, True, True, None),
+    "fused_ns_at_matmul_rate": ("auto", 5, "auto", True, MATMUL_RATE),
 }
 
 
 def run(model: str, gpus: int, gpu: str) -> dict:
-    """Plan `model` on `gpus` GPUs once per (method, spread) and predict every setting."""
+    """Plan `model` on `gpus` GPUs once per (method, steps, spread) and predict each setting;
+    "auto" spreading takes whichever of the two plans predicts the shorter step."""
     plans, planner = {}, {}
-    for method, spread, _, _ in SETTINGS.values():
-        if (method, spread) not in plans:
-            plans[method, spread] = plan(model, gpus, method=method, spread_replicas=spread)
-            planned = plans[method, spread]
-            planner[f"{method}/{'spread' if spread else 'repeated'}"] = {
-                "wall_s": planned.planner_s,
-                "cpu_s": planned.planner_cpu_s,
-            }
+
+    def planned(method: str, steps: int, spread: bool):
+        if (method, steps, spread) not in plans:
+            plans[method, steps, spread] = p = plan(
+                model, gpus, method=method, ns_steps=steps, spread_replicas=spread
+            )
+            key = f"{method}/{steps} steps/{'spread' if spread else 'repeated'}"
+            planner[key] = {"wall_s": p.planner_s, "cpu_s": p.planner_cpu_s}
+        return plans[method, steps, spread]
+
     predictions = {}
-    for name, (method, spread, fused, efficiency) in SETTINGS.items():
+    for name, (method, steps, spread, fused, efficiency) in SETTINGS.items():
         a = Assumptions(fused_elementwise=fused)
         if efficiency is not None:
             a = replace(a, ns_efficiency=efficiency)
-        predictions[name] = predict(plans[method, spread], gpu, a)
+        options = [True, False] if spread == "auto" else [spread]
+        reports = {s: predict(planned(method, steps, s), gpu, a) for s in options}
+        chosen = min(reports, key=lambda s: reports[s]["time"]["step_s"])
+        predictions[name] = {
+            **reports[chosen],
+            "spread_replicas": {
+                "chosen": chosen,
+                "by_planner": spread == "auto",
+                **{
+                    f"step_s_{'spread' if s else 'repeated'}": r["time"]["step_s"]
+                    for s, r in reports.items()
+                },
+            },
+        }
     return {
         "model": model,
         "gpus": gpus,
@@ -77,13 +98,77 @@ def run(model: str, gpus: int, gpu: str) -> dict:
     }
 
 
+LABELS = {
+    "baseline": "baseline: standard NS, dense on every replica, unfused",
+    "gram": "+ Gram, one restart",
+    "schedule_4_steps": "(+ 4 NS steps: not adopted, for reference)",
+    "spread": "+ spreading where it pays",
+    "fused": "+ fused elementwise (recommended)",
+    "fused_spread_always": "same, spread_replicas=True forced",
+    "fused_ns_at_matmul_rate": "recommended, NS at matmul rate (0.80)",
+}
+CHAIN = ["baseline", "gram", "spread", "fused"]  # each row adds one lever to the one before
+
+
+def summarize(report: dict) -> str:
+    """Markdown tables of a report: step and breakdown per setting, and what was planned."""
+    ms = 1e3
+    lines = [
+        "| GPUs | setting | step | change | NS | exposed comm | elementwise | host "
+        "(launch + Python) | bound by | dense units |",
+        "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |",
+    ]
+    planned = [
+        "| GPUs | setting | NS TFLOP, max | imbalance | NVLink GB, max | network GB, max "
+        "(replica exchange) | comm ms | all-to-alls | elementwise GB |",
+        "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for run in report["runs"]:
+        if run["model"] != "kimi-k2":
+            continue
+        p = run["predictions"]
+        for name, label in LABELS.items():
+            t, pr, choice = p[name]["time"], p[name]["per_rank"], p[name]["spread_replicas"]
+            before = CHAIN[CHAIN.index(name) - 1] if name in CHAIN[1:] else None
+            if name == "schedule_4_steps":
+                before = "gram"
+            change = f"{(t['step_s'] - p[before]['time']['step_s']) * ms:+.1f}" if before else ""
+            dense = "spread" if choice["chosen"] else "repeated"
+            if choice["by_planner"]:
+                dense += (
+                    f" (chosen: {choice['step_s_spread'] * ms:.1f} spread, "
+                    f"{choice['step_s_repeated'] * ms:.1f} repeated)"
+                )
+            lines.append(
+                f"| {run['gpus']} | {label} | {t['step_s'] * ms:.1f} | {change} | "
+                f"{t['ns_s'] * ms:.1f} | {t['exposed_comm_s'] * ms:.1f} | "
+                f"{t['elementwise_s'] * ms:.1f} | {t['host_s'] * ms:.1f} "
+                f"({t['host_launch_s'] * ms:.1f} + {t['host_python_s'] * ms:.1f}) | "
+                f"{t['dominant']} | {dense} |"
+            )
+            if name in ("baseline", "gram", "schedule_4_steps", "fused"):
+                planned.append(
+                    f"| {run['gpus']} | {label} | {pr['ns_flops']['max'] / 1e12:.1f} | "
+                    f"{pr['imbalance']:.4f} | {pr['nvlink_bytes']['max'] / 1e9:.2f} | "
+                    f"{pr['network_bytes']['max'] / 1e9:.2f} "
+                    f"({pr['replica_gather_bytes']['max'] / 1e9:.2f}) | "
+                    f"{t['comm_s'] * ms:.1f} | {pr['collectives']} | "
+                    f"{pr['elementwise_bytes']['max'] / 1e9:.0f} |"
+                )
+    return "\n".join(lines) + "\n\n" + "\n".join(planned)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--gpu", default="h200", choices=["h100", "h200"])
     parser.add_argument(
         "--out", default=str(Path(__file__).parent / "results" / "muon_plan_scale.json")
     )
+    parser.add_argument("--summarize", action="store_true", help="print --out's tables")
     args = parser.parse_args()
+    if args.summarize:
+        print(summarize(json.loads(Path(args.out).read_text())))
+        return
     results = []
     for model, gpus in RUNS:
         t0 = time.perf_counter()

@@ -11,15 +11,28 @@ orthogonalized by each variant, and each result O is compared with:
   formulation and precision add; the schedule's own distance from U V^T is in the first);
 - its singular values (min and max, from the eigenvalues of O O^T in float64).
 
-Variants: standard fp32 (the reference), standard bf16 (torch.optim.Muon), Gram bf16 with a
-restart every 2 steps (etude's "gram", `GRAM_PHASE`), every 3 steps, and never. Schedules:
-the fixed quintic and Polar Express, 5 steps. FLOPs per variant are `ns_flops`.
+Variants, each with its FLOPs as run (`ns_flops`; no credit for symmetric products):
+
+- 5 steps of the fixed quintic and of Polar Express: standard fp32 (the reference), standard
+  bf16 (torch.optim.Muon), Gram bf16 with etude's restarts (`gram_restarts`: once, before
+  step 2), with a restart every 2 steps (etude's choice before), with its first restart
+  only before step 3, with none; and Gram bf16 after an AOL rescaling (the rows scaled by
+  the inverse square roots of the absolute row sums of R = X X^T, which bounds the spectral
+  norm by 1 more tightly than the Frobenius norm, as Turbo-Muon does; free here, since R is
+  formed anyway, but it orthogonalizes D X, not X).
+- Fewer steps (the quintic and Polar Express in 4 steps, Polar Express in 3): standard fp32,
+  standard bf16, Gram bf16 with etude's restarts, and the AOL-rescaled Gram.
+
+Each variant's `vs_quintic5` is its polar error over that of 5 standard bf16 quintic steps
+(torch.optim.Muon's default) on the same matrix: etude adopts a variant only if it stays
+within 1.10 of it on every shape.
 
 The dense FFN unit (7168 x 18432, 3 units in layer 0) is left out by default: its fp32
 reference alone is 22.6 TFLOP, hours on a 2-core CPU (`--dense` adds it).
 
 Run: .venv/bin/python benchmarks/ns_accuracy.py   (resumable; writes
 benchmarks/results/ns_accuracy.json after each shape)
+     .venv/bin/python benchmarks/ns_accuracy.py --summarize   (its tables, as in docs/muon.md)
 """
 
 from __future__ import annotations
@@ -34,11 +47,11 @@ from pathlib import Path
 import torch
 
 from etude.optim.newton_schulz import (
-    GRAM_PHASE,
     QUINTIC,
     choose_method,
     coefficient_schedule,
     gram_iteration,
+    gram_restarts,
     newton_schulz,
     ns_flops,
 )
@@ -46,7 +59,15 @@ from etude.optim.plan_models import planner_model, unit_shapes
 
 STEPS = 5
 CPU_FLOP_LIMIT = 5e12  # units whose fp32 reference costs more are left out unless --dense
-SCHEDULES = {"quintic": QUINTIC, "polar_express": "polar_express"}
+# name -> (coefficients, steps); the first is the yardstick (torch.optim.Muon's default)
+SCHEDULES = {
+    "quintic": (QUINTIC, 5),
+    "polar_express": ("polar_express", 5),
+    "quintic_4_steps": (QUINTIC, 4),
+    "polar_express_4_steps": ("polar_express", 4),
+    "polar_express_3_steps": ("polar_express", 3),
+}
+COMPARABLE = 1.10  # adopted only within this factor of the 5-step quintic's polar error
 
 
 def gradient_like(m: int, n: int, seed: int) -> torch.Tensor:
@@ -71,32 +92,50 @@ def singular_range(o: torch.Tensor) -> tuple[float, float]:
     return float(w.min()), float(w.max())
 
 
-def variants(schedule) -> dict:
-    """name -> (function of a [1, s, l] batch, FLOP method for ns_flops)."""
+def normalized_bf16(g: torch.Tensor) -> torch.Tensor:
+    x = g.to(torch.bfloat16)
+    return x / x.norm(dim=(-2, -1), keepdim=True)
 
-    def gram_every(phase):
-        def run(g):
-            x = g.to(torch.bfloat16)
-            return gram_iteration(x / x.norm(dim=(-2, -1), keepdim=True), schedule, phase)
 
-        return run
+def aol_gram(g: torch.Tensor, schedule, restarts) -> torch.Tensor:
+    """Gram bf16 on `g` `[B, s, l]` after AOL row scaling D = diag(sum_j |R_ij|)^-1/2."""
+    x = normalized_bf16(g)
+    d = (x @ x.mT).abs().sum(-1).rsqrt()
+    return gram_iteration(x * d[..., :, None], schedule, restarts)
 
-    return {
+
+def variants(schedule, steps: int, short: int, long: int) -> dict:
+    """name -> (function of a [1, short, long] batch, FLOPs of one unit as run)."""
+    standard = ns_flops(short, long, steps, "standard")
+    etude = gram_restarts(steps)
+
+    def gram_with(restarts):
+        return lambda g: gram_iteration(normalized_bf16(g), schedule, restarts)
+
+    rows = {
         "standard_fp32": (
             lambda g: newton_schulz(g, schedule, dtype=torch.float32, method="standard"),
-            "standard",
+            standard,
         ),
         "standard_bf16": (
             lambda g: newton_schulz(g, schedule, dtype=torch.bfloat16, method="standard"),
-            "standard",
+            standard,
         ),
-        f"gram_bf16_restart_every_{GRAM_PHASE}": (
+        f"gram_bf16_restarts_{'_'.join(map(str, etude)) or 'none'}_etude": (
             lambda g: newton_schulz(g, schedule, dtype=torch.bfloat16, method="gram"),
-            "gram",
+            ns_flops(short, long, steps, "gram"),
         ),
-        "gram_bf16_restart_every_3": (gram_every(3), None),
-        "gram_bf16_no_restart": (gram_every(None), None),
     }
+    if steps == STEPS:
+        for restarts in [(2, 4), (3,), ()]:
+            name = f"gram_bf16_restarts_{'_'.join(map(str, restarts)) or 'none'}"
+            rows[name] = (gram_with(restarts), ns_flops(short, long, steps, "gram", restarts))
+    # as run here, R is formed twice (2 s^2 l more); folded into the first phase it would not be
+    rows["gram_bf16_aol"] = (
+        lambda g: aol_gram(g, schedule, etude),
+        ns_flops(short, long, steps, "gram") + 2 * short * short * long,
+    )
+    return rows
 
 
 def measure(name: str, shape: tuple[int, int], count: int, seed: int) -> dict:
@@ -111,18 +150,20 @@ def measure(name: str, shape: tuple[int, int], count: int, seed: int) -> dict:
         "flops": {m: ns_flops(short, long, STEPS, m) for m in ("standard", "gram")},
         "schedules": {},
     }
-    for sched_name, coefficients in SCHEDULES.items():
-        schedule = coefficient_schedule(coefficients, STEPS)
+    for sched_name, (coefficients, steps) in SCHEDULES.items():
+        schedule = coefficient_schedule(coefficients, steps)
         rows, reference = {}, None
-        for variant, (fn, _) in variants(schedule).items():
+        for variant, (fn, flops) in variants(schedule, steps, short, long).items():
             t0 = time.perf_counter()
             o = fn(g[None])[0].float()
             seconds = time.perf_counter() - t0
             if reference is None:
                 reference = o
             lo, hi = singular_range(o)
+            error = float((o - polar).norm() / polar.norm())
             rows[variant] = {
-                "polar_error": float((o - polar).norm() / polar.norm()),
+                "flops": flops,
+                "polar_error": error,
                 "vs_fp32_standard": float((o - reference).norm() / reference.norm()),
                 "singular_min": lo,
                 "singular_max": hi,
@@ -130,7 +171,62 @@ def measure(name: str, shape: tuple[int, int], count: int, seed: int) -> dict:
             }
             print(f"  {name} {sched_name} {variant}: {rows[variant]}", flush=True)
         out["schedules"][sched_name] = rows
+    yardstick = out["schedules"]["quintic"]["standard_bf16"]["polar_error"]
+    for rows in out["schedules"].values():
+        for row in rows.values():
+            row["vs_quintic5"] = row["polar_error"] / yardstick
     return out
+
+
+def _cell(row: dict) -> str:
+    lo, hi = row["singular_min"], row["singular_max"]
+    err = f"{row['polar_error']:.3f}" if row["polar_error"] < 10 else f"{row['polar_error']:.3g}"
+    return f"{err} (x{row['vs_quintic5']:.2f}) [{lo:.2f}, {hi:.3g}]"
+
+
+def summarize(report: dict) -> str:
+    """Markdown tables of a report: polar error (x the 5-step quintic's) [singular range]."""
+    five = [
+        "standard_bf16",
+        "gram_bf16_restarts_2_etude",
+        "gram_bf16_restarts_2_4",
+        "gram_bf16_restarts_3",
+        "gram_bf16_restarts_none",
+        "gram_bf16_aol",
+    ]
+    lines = [
+        "| unit | shape | units | schedule | GFLOP standard / gram | " + " | ".join(five) + " |",
+        "|---|---|---:|---|---:|" + "---|" * len(five),
+    ]
+    fewer = ["standard_bf16", "gram_bf16_restarts_2_etude", "gram_bf16_aol"]
+    short = [
+        "| unit | shape | schedule | GFLOP standard / gram | " + " | ".join(fewer) + " |",
+        "|---|---|---|---:|" + "---|" * len(fewer),
+    ]
+    for u in report["units"]:
+        unit, shape = u["unit"].split(".")[-2], "x".join(map(str, u["shape"]))
+        for name, rows in u["schedules"].items():
+            gflops = (
+                f"{rows['standard_bf16']['flops'] / 1e9:.1f} / "
+                f"{rows['gram_bf16_restarts_2_etude']['flops'] / 1e9:.1f}"
+                if "gram_bf16_restarts_2_etude" in rows
+                else f"{rows['standard_bf16']['flops'] / 1e9:.1f}"
+            )
+            if "gram_bf16_restarts_2_4" in rows:
+                cells = " | ".join(_cell(rows[v]) for v in five)
+                lines.append(
+                    f"| {unit} | {shape} | {u['units_in_model']} | {name} | {gflops} | {cells} |"
+                )
+            else:
+                etude = next(v for v in rows if v.endswith("_etude"))
+                cells = " | ".join(
+                    _cell(rows[v]) for v in ["standard_bf16", etude, "gram_bf16_aol"]
+                )
+                gflops = (
+                    f"{rows['standard_bf16']['flops'] / 1e9:.1f} / {rows[etude]['flops'] / 1e9:.1f}"
+                )
+                short.append(f"| {unit} | {shape} | {name} | {gflops} | {cells} |")
+    return "\n".join(lines) + "\n\n" + "\n".join(short)
 
 
 def main() -> None:
@@ -139,7 +235,11 @@ def main() -> None:
         "--out", default=str(Path(__file__).parent / "results" / "ns_accuracy.json")
     )
     parser.add_argument("--dense", action="store_true", help="add the 18432x7168 dense FFN")
+    parser.add_argument("--summarize", action="store_true", help="print --out's tables")
     args = parser.parse_args()
+    if args.summarize:
+        print(summarize(json.loads(Path(args.out).read_text())))
+        return
     out_path = Path(args.out)
     done = json.loads(out_path.read_text()) if out_path.exists() else None
     results = {r["unit"]: r for r in done["units"]} if done else {}
@@ -157,7 +257,9 @@ def main() -> None:
         report = {
             "benchmark": "ns_accuracy",
             "steps": STEPS,
-            "gram_phase": GRAM_PHASE,
+            "gram_restarts": list(gram_restarts(STEPS)),
+            "comparable_within": COMPARABLE,
+            "yardstick": "standard bf16, 5 steps of the fixed quintic (torch.optim.Muon)",
             "input": "gradient-like: singular values ~ 1/i plus a 30% Gaussian noise floor",
             "machine": {
                 "platform": platform.platform(),

@@ -90,6 +90,14 @@ def build_parser() -> argparse.ArgumentParser:
         default=1 << 24,
         help="Muon's job_numel (elements per member per job)",
     )
+    muon.add_argument("--ns-steps", type=int, default=5, help="Muon's ns_steps")
+    muon.add_argument(
+        "--spread",
+        default="auto",
+        choices=["auto", "on", "off"],
+        help="dense units spread over HSDP replicas (Muon's spread_replicas); auto: "
+        "whichever the planner predicts faster",
+    )
     muon.add_argument(
         "--rates",
         default=None,

@@ -26,6 +26,7 @@ from etude.optim.plan import (
     choose_layout,
     per_rank,
     plan,
+    plan_and_choose_spread,
     plan_group,
     predict,
 )
@@ -179,9 +180,36 @@ def test_cli_prints_the_tiny_plan(capsys):
     assert report["time"]["step_s"] > 0
 
 
+def test_planner_chooses_the_faster_spreading():
+    # tiny on 4 nodes of 4 GPUs: the dense units are HSDP with 4 replicas
+    chosen = plan_and_choose_spread("tiny", 16, gpus_per_node=4)
+    both = {
+        s: predict(plan("tiny", 16, gpus_per_node=4, spread_replicas=s))["time"]["step_s"]
+        for s in (True, False)
+    }
+    choice = chosen["spread_replicas"]
+    assert (choice["step_s_spread"], choice["step_s_repeated"]) == (both[True], both[False])
+    assert choice["chosen"] == (both[True] <= both[False])
+    assert chosen["time"]["step_s"] == min(both.values())
+    dense = next(g for g in chosen["groups"] if g["family"] == "dense")
+    assert dense["spread_over_replicas"] == (4 if choice["chosen"] else 1)
+
+
+def test_cli_spread_and_steps_options(capsys):
+    args = ["plan", "muon", "--model", "tiny", "--gpus", "16", "--gpus-per-node", "4"]
+    assert cli_main([*args, "--spread", "off", "--ns-steps", "3", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["ns_steps"] == 3 and "spread_replicas" not in report
+    assert {g["family"]: g["spread_over_replicas"] for g in report["groups"]}["dense"] == 1
+    assert cli_main([*args, "--json"]) == 0
+    assert "chosen" in json.loads(capsys.readouterr().out)["spread_replicas"]
+
+
 def test_cli_turns_bad_input_into_exit_code_2(capsys):
     assert cli_main(["plan", "muon", "--model", "tiny", "--gpus", "12"]) == 2
     assert "not a whole number of nodes" in capsys.readouterr().err
+    assert cli_main(["plan", "muon", "--model", "tiny", "--gpus", "4", "--ns-steps", "0"]) == 2
+    assert "--ns-steps must be in [1, 99], got 0" in capsys.readouterr().err
 
 
 # 4 ranks: 2 nodes of 2 GPUs. Dense: HSDP (Replicate, Shard(0)) on mesh (2, 2); experts:

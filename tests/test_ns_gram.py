@@ -12,6 +12,7 @@ from etude.optim.newton_schulz import (
     choose_method,
     coefficient_schedule,
     gram_iteration,
+    gram_restarts,
     newton_schulz,
     ns_flops,
 )
@@ -50,22 +51,35 @@ def test_restarted_gram_stays_within_bf16_rounding(coefficients):
     gram = newton_schulz(g, schedule, dtype=torch.bfloat16, method="gram")
     # About twice the standard iteration's bf16 error (benchmarks/results/ns_accuracy.json);
     # both are far below the quintic's own distance from the polar factor (about 0.2).
+    assert gram_restarts(5) == (2,)
     assert error(gram) < 3 * standard
     assert torch.linalg.svdvals(gram.float()).max() < 1.2
-    # Never restarting, the same iteration in bf16 drifts far from the polar factor.
+    # Never restarting, or restarting first after 3 steps, the same iteration in bf16
+    # drifts far from the polar factor with Polar Express's large first coefficients.
     x = g.to(torch.bfloat16)
-    drifting = gram_iteration(x / x.norm(dim=(-2, -1), keepdim=True), schedule, phase=None)
-    assert error(drifting) > 10 * standard
+    x = x / x.norm(dim=(-2, -1), keepdim=True)
+    assert error(gram_iteration(x, schedule, ())) > 10 * standard
+    if coefficients == "polar_express":
+        assert error(gram_iteration(x, schedule, (3,))) > 10 * standard
 
 
 @pytest.mark.parametrize("method", ["standard", "gram"])
 @pytest.mark.parametrize("shape", [(16, 96), (96, 16), (40, 40)])
 def test_ns_flops_equal_the_matmuls_run(method, shape):
-    for steps in (1, 4, 5):
+    for steps in (1, 2, 3, 4, 5, 6, 9):
         schedule = coefficient_schedule(QUINTIC, steps)
         with FlopCounterMode(display=False) as counter:
             newton_schulz(torch.randn(2, *shape), schedule, dtype=torch.float32, method=method)
         assert counter.get_total_flops() == 2 * ns_flops(*shape, steps, method)
+
+
+@pytest.mark.parametrize("restarts", [(), (1,), (2, 4), (3,)])
+def test_ns_flops_count_any_restarts(restarts):
+    schedule = coefficient_schedule(QUINTIC, 5)
+    x = torch.randn(2, 16, 96)
+    with FlopCounterMode(display=False) as counter:
+        gram_iteration(x / x.norm(dim=(-2, -1), keepdim=True), schedule, restarts)
+    assert counter.get_total_flops() == 2 * ns_flops(16, 96, 5, "gram", restarts)
 
 
 def test_choose_method_takes_the_cheaper_formulation():

@@ -10,7 +10,10 @@ approximately equal to `U V^T` of each matrix's SVD `U S V^T`. Two formulations:
   touched only to form `R` and to apply `Q`. In bf16 this alone diverges (rounding errors
   in `R` are amplified by every step: singular values of 10-1000 after 5 steps on the K2
   shapes, `benchmarks/ns_accuracy.py`), so the iteration restarts from the current iterate
-  every `GRAM_PHASE` steps: `X <- Q X`, `R <- X X^T`, `Q <- I`. It saves FLOPs on matrices
+  (`X <- Q X`, `R <- X X^T`, `Q <- I`) at the steps `gram_restarts` names: once after the
+  first 2 steps, then every 3 (for 5 steps: one restart, as in Dao AI Lab's Gram
+  Newton–Schulz). Once the first steps have lifted the small singular values, a phase of 3
+  steps stays within bf16 rounding; a first phase of 3 does not. It saves FLOPs on matrices
   more than 1.5 times as long as wide; `choose_method` picks it per shape from the FLOP
   counts below, and Muon and the planner (`etude plan muon`) both ask it.
 
@@ -21,6 +24,7 @@ the per-step Polar Express schedule (Amsel et al., 2025) with its 1.01 safety fa
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import pairwise
 
 import torch
 from torch import Tensor
@@ -44,10 +48,16 @@ POLAR_EXPRESS_LAST = _POLAR_EXPRESS_RAW[-1]
 
 Coefficients = tuple[float, float, float]
 METHODS = ("standard", "gram", "auto")
-# Steps between restarts of the Gram iteration: 3 diverges in bf16 with Polar Express's
-# large first coefficients, 2 stays within bf16 rounding of the standard iteration
-# (benchmarks/results/ns_accuracy.json).
-GRAM_PHASE = 2
+# Restarts of the Gram iteration (benchmarks/results/ns_accuracy.json): a first phase of 3
+# steps diverges in bf16 with Polar Express's large first coefficients, one of 2 does not;
+# after it, phases of 3 stay within bf16 rounding of the standard iteration.
+GRAM_FIRST_PHASE = 2
+GRAM_PHASE = 3
+
+
+def gram_restarts(steps: int) -> tuple[int, ...]:
+    """The steps (0-based) before which the Gram iteration restarts from its iterate."""
+    return tuple(range(GRAM_FIRST_PHASE, steps, GRAM_PHASE))
 
 
 def coefficient_schedule(ns_coefficients: Coefficients | str, ns_steps: int) -> list[Coefficients]:
@@ -95,19 +105,21 @@ def newton_schulz(
             poly = torch.baddbmm(gram, gram, gram, beta=b, alpha=c)
             x = torch.baddbmm(x, poly, x, beta=a)
     elif method == "gram":
-        x = gram_iteration(x, schedule, GRAM_PHASE)
+        x = gram_iteration(x, schedule, gram_restarts(len(schedule)))
     else:
         raise ValueError(f"unknown Newton–Schulz method {method!r}; choose one of {METHODS}")
     return x.mT if tall else x
 
 
-def gram_iteration(x: Tensor, schedule: Sequence[Coefficients], phase: int | None) -> Tensor:
+def gram_iteration(
+    x: Tensor, schedule: Sequence[Coefficients], restarts: Sequence[int] = ()
+) -> Tensor:
     """The Gram formulation on a normalized wide batch `x` `[B, s, l]` (s <= l), restarting
-    from the current iterate every `phase` steps (None: never). Returns `[B, s, l]`."""
+    from the current iterate before each step in `restarts` (0-based). Returns `[B, s, l]`."""
     eye = torch.eye(x.shape[-2], dtype=x.dtype, device=x.device)
     q = None  # None stands for the identity: the first step of a phase needs no Q products
     for i, (a, b, c) in enumerate(schedule):
-        if q is None or (phase and i % phase == 0):
+        if q is None or i in restarts:
             if q is not None:
                 x = q @ x
             r = x @ x.mT
@@ -119,8 +131,11 @@ def gram_iteration(x: Tensor, schedule: Sequence[Coefficients], phase: int | Non
     return q @ x
 
 
-def ns_flops(m: int, n: int, steps: int, method: str = "standard") -> int:
-    """Matmul FLOPs of one `m x n` orthogonalization (2 FLOPs per multiply-add)."""
+def ns_flops(
+    m: int, n: int, steps: int, method: str = "standard", restarts: Sequence[int] | None = None
+) -> int:
+    """Matmul FLOPs of one `m x n` orthogonalization (2 FLOPs per multiply-add), as run: no
+    credit for symmetric products. `restarts` overrides `gram_restarts(steps)` for "gram"."""
     small, large = min(m, n), max(m, n)
     if method == "auto":
         method = choose_method(m, n, steps)
@@ -130,7 +145,8 @@ def ns_flops(m: int, n: int, steps: int, method: str = "standard") -> int:
     if method == "gram":
         # Per phase: R = X X^T and then Q X (2 s^2 l each); its first step S S (2 s^3),
         # each further step Q R Q, S S and P Q (8 s^3).
-        phases = [min(GRAM_PHASE, steps - start) for start in range(0, steps, GRAM_PHASE)]
+        starts = [0, *(restarts if restarts is not None else gram_restarts(steps)), steps]
+        phases = [b - a for a, b in pairwise(starts)]
         return sum(4 * small * small * large + (2 + 8 * (k - 1)) * small**3 for k in phases)
     raise ValueError(f"unknown Newton–Schulz method {method!r}; choose one of {METHODS}")
 

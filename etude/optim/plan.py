@@ -12,7 +12,8 @@ Layout (overridable with `--gpus-per-node` and `--ep`):
   node, replicated across nodes. Their all-to-all traffic stays on NVLink. With
   `spread_replicas` (Muon's default) each node orthogonalizes a share of the units and the
   results are all-gathered across nodes (network bytes, overlapped with NS like the rest);
-  without it every node repeats all of them.
+  without it every node repeats all of them. `plan_and_choose_spread` (`--spread auto`)
+  predicts both and keeps the faster.
 - Routed experts are sharded on a 2-D mesh `(ep, efsdp)` with `(Shard(0), Shard(1))`: the
   expert dim over `ep` ranks (across nodes), each expert's out dim over `efsdp` GPUs inside
   a node. There is no expert replica, so the expert shard group is every GPU and the
@@ -446,6 +447,8 @@ def plan(
 ) -> Planned:
     """Choose the layout for `model` on `gpus` GPUs and run the planner on each family
     (`method` and `spread_replicas` mean what Muon's `ns_method` and `spread_replicas` do)."""
+    if not 1 <= ns_steps < 100:
+        raise ValueError(f"--ns-steps must be in [1, 99], got {ns_steps}")
     cfg = planner_model(model)
     layout = choose_layout(cfg, gpus, gpus_per_node, ep)
     t0, c0 = time.perf_counter(), time.process_time()
@@ -652,12 +655,48 @@ def _group_summary(g: GroupResult, ns_bytes: int, jobs: int, comm_jobs: int) -> 
     }
 
 
+def plan_and_choose_spread(
+    model: str,
+    gpus: int,
+    gpu: str = "h200",
+    assumptions: Assumptions | None = None,
+    rates: Rates | None = None,
+    **plan_options,
+) -> dict:
+    """Plan `model` with dense units spread over the replicas and repeated on each, predict
+    both, and return the faster one's report with `spread_replicas` saying which was chosen
+    and both step times (spreading trades dense NS for the replicas' exchange, which pays
+    only while it hides under NS: the value to pass as Muon's `spread_replicas`)."""
+    reports = {
+        spread: predict(
+            plan(model, gpus, spread_replicas=spread, **plan_options), gpu, assumptions, rates
+        )
+        for spread in (True, False)
+    }
+    chosen = min(reports, key=lambda spread: reports[spread]["time"]["step_s"])
+    return {
+        **reports[chosen],
+        "spread_replicas": {
+            "chosen": chosen,
+            "step_s_spread": reports[True]["time"]["step_s"],
+            "step_s_repeated": reports[False]["time"]["step_s"],
+        },
+    }
+
+
 def main(args: argparse.Namespace) -> int:
     """`etude plan muon`: print the assignment summary and the predicted step time."""
     rates = load_rates(args.rates) if args.rates else None
-    planned = plan(args.model, args.gpus, gpus_per_node=args.gpus_per_node, ep=args.ep)
     assumptions = Assumptions(ns_efficiency=args.ns_efficiency, job_numel=args.job_numel)
-    report = predict(planned, args.gpu, assumptions, rates)
+    options = {"gpus_per_node": args.gpus_per_node, "ep": args.ep, "ns_steps": args.ns_steps}
+    if args.spread == "auto":
+        report = plan_and_choose_spread(
+            args.model, args.gpus, args.gpu, assumptions, rates, **options
+        )
+    else:
+        spread = args.spread == "on"
+        planned = plan(args.model, args.gpus, spread_replicas=spread, **options)
+        report = predict(planned, args.gpu, assumptions, rates)
     if args.json:
         print(json.dumps(report, indent=2))
     else:
@@ -684,6 +723,14 @@ def print_report(report: dict, console: Console) -> None:
     )
     for g in report["groups"]:
         console.print(f"  {g['family']}: {g['layout']}")
+    if "spread_replicas" in report:
+        choice = report["spread_replicas"]
+        console.print(
+            f"  dense units {'spread over' if choice['chosen'] else 'repeated on'} the "
+            f"replicas (spread_replicas={choice['chosen']}): predicted "
+            f"{_si(choice['step_s_spread'], 's')} spread, "
+            f"{_si(choice['step_s_repeated'], 's')} repeated"
+        )
     shapes = Table(title="Newton–Schulz units of one shard group per family")
     for col in ("family", "matrix", "method", "units", "stay local", "FLOPs/unit"):
         shapes.add_column(col, justify="left" if col in ("family", "method") else "right")
