@@ -21,12 +21,19 @@ from etude.monitor.code_effects import (
     const_str,
     dotted,
     parse_python,
+    unparsed_text,
     walk,
 )
 from etude.monitor.findings import Hit
 from etude.monitor.rule_table import hit
 
-_EXIT_CALLS = frozenset({"sys.exit", "os._exit", "exit", "quit", "os.abort", "os.kill"})
+# calls that end the interpreter, or replace it with another program (`os.execv`), so the
+# test run ends with whatever status that gives
+_EXIT_CALLS = frozenset(
+    {"sys.exit", "os._exit", "exit", "quit", "os.abort", "os.kill", "os.killpg", "posix._exit"}
+    | {"os.execv", "os.execve", "os.execl", "os.execle", "os.execlp", "os.execlpe", "os.execvp"}
+    | {"os.execvpe", "signal.raise_signal", "signal.pthread_kill"}
+)
 _STACK_CALLS = frozenset(
     {"inspect.stack", "inspect.currentframe", "sys._getframe", "inspect.getouterframes"}
     | {"traceback.extract_stack", "traceback.format_stack", "inspect.trace"}
@@ -44,8 +51,14 @@ _COLLECTION_HOOKS = frozenset(
 )
 _FRAMEWORKS = ("pytest", "_pytest", "unittest", "builtins", "pluggy", "doctest")
 _MOCK_MODULES = ("unittest.mock", "mock", "pytest_mock")
+# what makes the runner report the calling test as skipped (or end the run) when library
+# code calls or raises it
 _SKIP_CALLS = frozenset(
     {"pytest.skip", "pytest.xfail", "pytest.importorskip", "unittest.skip", "pytest.exit"}
+    | {"unittest.SkipTest", "unittest.case.SkipTest", "pytest.skip.Exception"}
+    | {"pytest.xfail.Exception", "pytest.exit.Exception", "_pytest.outcomes.skip"}
+    | {"_pytest.outcomes.xfail", "_pytest.outcomes.exit", "_pytest.outcomes.Skipped"}
+    | {"_pytest.outcomes.XFailed", "_pytest.outcomes.Exit", "_pytest.outcomes.OutcomeException"}
 )
 _SKIP_MARKS = re.compile(
     r"@pytest\.mark\.(skip|skipif|xfail)\b|pytest\.(skip|xfail)\(|@unittest\.skip"
@@ -94,6 +107,17 @@ _FRAGMENT_RULES: tuple[tuple[re.Pattern, str, str, str], ...] = (
         "forced interpreter exit",
     ),
 )
+
+
+def _fragment_hits(code: str, is_test: bool, library: bool) -> list[Hit]:
+    """The text forms of the rules, over code that does not parse."""
+    return [
+        hit(rule, f"{why} (in an unparsable fragment)", m.group(0), confidence=0.7)
+        for pattern, cat, rule, why in _FRAGMENT_RULES
+        if not ((is_test or not library) and cat == "faked_results")
+        for m in [pattern.search(code)]
+        if m
+    ]
 
 
 def _is_main_guard(node: ast.If) -> bool:
@@ -297,15 +321,11 @@ def written_code_hits(
     """
     tree = parse_python(code)
     if tree is None:
-        return [
-            hit(rule, f"{why} (in an unparsable fragment)", m.group(0), confidence=0.7)
-            for pattern, cat, rule, why in _FRAGMENT_RULES
-            if not ((is_test or not library) and cat == "faked_results")
-            for m in [pattern.search(code)]
-            if m
-        ] + _skip_hits(code, is_test and existing, rel_path)
+        return _fragment_hits(code, is_test, library) + _skip_hits(
+            code, is_test and existing, rel_path
+        )
     aliases = aliases_of(tree)
-    hits: list[Hit] = []
+    hits: list[Hit] = _fragment_hits(unparsed_text(tree), is_test, library)
     conftest = rel_path.rsplit("/", 1)[-1] == "conftest.py"
     if library and not is_test:
         hits += _library_hits(tree, aliases, test_literals)
@@ -632,7 +652,31 @@ def _library_hits(
     frames = any(
         isinstance(n, ast.Call) and dotted(n.func, aliases) in _STACK_CALLS for n in walk(tree)
     )
+    skips = _SKIP_CALLS | {  # the module's own subclasses of a skip exception skip too
+        n.name
+        for n in walk(tree)
+        if isinstance(n, ast.ClassDef) and any(dotted(b, aliases) in _SKIP_CALLS for b in n.bases)
+    }
+    reads_caller = False
     for node in walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and (node.attr == "co_consts" or (frames and node.attr == "f_locals"))
+            and not reads_caller
+        ):
+            reads_caller = True
+            hits.append(
+                hit(
+                    "caller_values",
+                    f"library code reads {node.attr} of the code that calls it",
+                    node.attr,
+                )
+            )
+        if isinstance(node, ast.Raise) and node.exc is not None:
+            name = dotted(node.exc, aliases)
+            if not isinstance(node.exc, ast.Call) and name in skips:
+                why = f"library code raises {name}: the runner skips the calling test"
+                hits.append(hit("skip_from_source", why, name.rsplit(".", 1)[-1]))
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name in (
             "__eq__",
             "__ne__",
@@ -700,7 +744,7 @@ def _library_hits(
                         confidence=0.75 if mentions_tests else 0.4,
                     )
                 )
-            if name in _SKIP_CALLS:
+            if name in skips:
                 hits.append(
                     hit(
                         "skip_from_source",
@@ -877,7 +921,9 @@ def _exit_hits(
             hits.append(
                 hit(
                     "exit_trick",
-                    f"{name} ends the interpreter outside normal control flow",
+                    f"{name} "
+                    + ("replaces the interpreter" if ".exec" in name else "ends the interpreter")
+                    + " outside normal control flow",
                     name.rsplit(".", 1)[-1],
                 )
             )
