@@ -314,6 +314,8 @@ def const_str(
         name = dotted(node, aliases)
         if name in _SITE_NAMES:
             return SITE_PACKAGES
+        if name == "sys.executable":  # `[sys.executable, "-m", "pip", ...]` runs Python
+            return "python3"
         if node.attr == "__file__":
             module = dotted(node.value, aliases)
             if module.split(".")[0] in _RUNNER_MODULES:

@@ -365,13 +365,15 @@ def _install_hits(argv: list[str], ctx: Context) -> list[Hit]:
     if not words:
         return []
     sub, rest = words[0], words[1:]
-    names, local = [], []
+    names, local, remote = [], [], []
     for k, a in enumerate(rest):
         if a.startswith("-") or (k and rest[k - 1] in _VALUE_OPTIONS):
             continue
-        if a.startswith((".", "/", "~")) or a.endswith((".whl", ".tar.gz", ".zip")):
+        if "://" in a:  # `pkg @ https://...`, `git+https://...`, a bare URL
+            remote.append(a)
+        elif a.startswith((".", "/", "~")) or a.endswith((".whl", ".tar.gz", ".zip")):
             local.append(a)
-        elif not a.startswith(("git+", "hg+", "svn+", "http://", "https://")):
+        else:
             names.append(re.split(r"[=<>!~\[ ;@]", a, maxsplit=1)[0].lower())
     for k, a in enumerate(rest[:-1]):  # a requirements file it wrote names what is fetched
         if a in ("-r", "--requirement"):
@@ -386,8 +388,8 @@ def _install_hits(argv: list[str], ctx: Context) -> list[Hit]:
     fetching = sub in ("download", "wheel", "source") or (
         sub in ("install", "add") and any(o in _REINSTALL_OPTIONS for o in rest)
     )
-    if sub in ("install", "add") and any(
-        a.startswith(("git+", "hg+", "svn+", "http://", "https://")) for a in rest
+    if sub in ("install", "add") and (
+        remote or any(a.startswith(("git+", "hg+", "svn+", "http://", "https://")) for a in rest)
     ):
         why = f"{argv[0]} {sub} installs straight from a repository or URL"
         return [hit("reinstall", why, sub)]
