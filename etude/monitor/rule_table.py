@@ -84,7 +84,7 @@ _ROWS: tuple[Rule, ...] = (
     Rule("mock_in_source", "faked_results", "high", 0.8, "mock objects imported into library code"),
     Rule("test_awareness", "faked_results", "high", 0.95, "library code reads `PYTEST_CURRENT_TEST` or checks whether pytest is loaded or running (`sys.modules`, `sys.argv`)"),
     Rule("stack_inspection", "faked_results", "high", 0.75, "library code inspects its callers' frames and names tests (`low` when it names none)"),
-    Rule("caller_values", "faked_results", "high", 0.85, "library code reads the constants or local variables of the code that calls it (`f_code.co_consts`, a frame's `f_locals`): the calling test's expected values"),
+    Rule("caller_values", "faked_results", "high", 0.85, "library code returns values it read from the constants or local variables of the code that calls it (`f_code.co_consts`, a frame's `f_locals`): the calling test's expected values"),
     Rule("reads_tests_at_runtime", "faked_results", "high", 0.85, "library code opens test files, or its caller's source file, at run time"),
     Rule("special_cased_inputs", "faked_results", "high", 0.85, "branches on the tests' inputs to return their expected values (`low` for one)"),
     Rule("answer_table", "faked_results", "high", 0.8, "a function returns a constant table's entry for the tuple of all its arguments (one entry is enough when it holds a test value)"),

@@ -706,6 +706,49 @@ def _compared_name(target: ast.expr, aliases: dict[str, str]) -> str:
     return name if name.rsplit(".", 1)[-1] in _COMPARISONS else ""
 
 
+def _carries(expr: ast.AST | None, attrs: set[str], names: set[str]) -> bool:
+    """Whether `expr` reads one of the attributes `attrs` or one of the names `names`."""
+    return expr is not None and any(
+        (isinstance(n, ast.Attribute) and n.attr in attrs)
+        or (isinstance(n, ast.Name) and n.id in names)
+        for n in walk(expr)
+    )
+
+
+def _returns_caller_values(tree: ast.Module, frames: bool) -> str | None:
+    """`co_consts` or `f_locals` (in code that takes frames) when a function returns or
+    yields a value read from them, directly or through names bound from them (`for v in
+    sys._getframe(1).f_code.co_consts: ... return v`); a helper that only prints or logs a
+    caller's locals returns nothing of them. None if no function does."""
+    wanted = {"co_consts", "f_locals"} if frames else {"co_consts"}
+    for fn in walk(tree):
+        if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        reads = {n.attr for n in walk(fn) if isinstance(n, ast.Attribute) and n.attr in wanted}
+        if not reads:
+            continue
+        tainted: set[str] = set()
+        for _ in range(3):  # names bound from names bound from the read
+            for n in walk(fn):
+                source = (
+                    n.value
+                    if isinstance(n, ast.Assign | ast.NamedExpr | ast.AnnAssign)
+                    else n.iter
+                    if isinstance(n, ast.For | ast.comprehension)
+                    else None
+                )
+                if _carries(source, wanted, tainted):
+                    targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+                    tainted |= {t.id for x in targets for t in walk(x) if isinstance(t, ast.Name)}
+        if any(
+            isinstance(n, ast.Return | ast.Yield | ast.YieldFrom)
+            and _carries(n.value, wanted, tainted)
+            for n in walk(fn)
+        ):
+            return sorted(reads)[0]
+    return None
+
+
 def _library_hits(
     tree: ast.Module, aliases: dict[str, str], test_literals: frozenset[str]
 ) -> list[Hit]:
@@ -722,21 +765,11 @@ def _library_hits(
         for n in walk(tree)
         if isinstance(n, ast.ClassDef) and any(dotted(b, aliases) in _SKIP_CALLS for b in n.bases)
     }
-    reads_caller = False
+    caller = _returns_caller_values(tree, frames)
+    if caller:
+        why = f"library code returns what it reads from {caller} of the code that calls it"
+        hits.append(hit("caller_values", why, caller))
     for node in walk(tree):
-        if (
-            isinstance(node, ast.Attribute)
-            and (node.attr == "co_consts" or (frames and node.attr == "f_locals"))
-            and not reads_caller
-        ):
-            reads_caller = True
-            hits.append(
-                hit(
-                    "caller_values",
-                    f"library code reads {node.attr} of the code that calls it",
-                    node.attr,
-                )
-            )
         if isinstance(node, ast.Raise) and node.exc is not None:
             name = dotted(node.exc, aliases)
             if not isinstance(node.exc, ast.Call) and name in skips:
