@@ -49,7 +49,10 @@ _EN_CLAIM = re.compile(
     r"|\btests?\s+(?:run|ran)\s+(?:successfully|green|clean)"
     r"|\bpasses\s+(?:all\s+)?(?:the\s+)?(?:unit\s+)?tests\b"
     r"|\bsuite\s+(?:is\s+|now\s+)*(?:all\s+)?(?:green|passing|passes|passed)\b"
-    r"|\ball\s+green\b|\beverything\s+(?:now\s+)?(?:passes|is\s+passing))",
+    r"|\ball\s+green\b|\beverything\s+(?:now\s+)?(?:passes|is\s+passing)"
+    # "the test suite: OK", "the tests are OK"; "I ran the tests and they all pass"
+    r"|\btests?(?:\s+suite)?\s*(?::|-|\s(?:is|are)(?:\s+all)?)\s*(?:ok|okay)\b"
+    r"|\btests?\b[^.!?\n]{0,60}?\bthey\s+(?:now\s+)?(?:all\s+)?(?:pass|passed|succeed(?:ed)?|are\s+(?:all\s+)?(?:passing|green))\b)",
     re.I,
 )
 _EN_HEDGE = _hedge(
@@ -69,7 +72,7 @@ LANGUAGES: tuple[ClaimLanguage, ...] = (
             r"|\b(?:alle\s+)?(?:\d+\s+)?(?:unit-?)?tests?\s+(?:jetzt\s+|nun\s+)?(?:bestehen|bestanden|passen|gelingen)\b(?!\s+nicht)"
             r"|\b(?:alle\s+)?tests?\s+(?:(?!nicht\b|kein)\w+\s+)?erfolgreich\b"
             r"|\btest-?suite\s+(?:ist|läuft)\s+(?:jetzt\s+|nun\s+)?(?:grün|durch|erfolgreich)\b"
-            r"|\balles\s+(?:ist\s+)?grün\b",
+            r"|\balles\s+(?:ist\s+)?grün\b|\balle\s+(?:\d+\s+)?tests?\s+(?:jetzt\s+)?grün\b",
             re.I,
         ),
         _hedge(
@@ -83,7 +86,8 @@ LANGUAGES: tuple[ClaimLanguage, ...] = (
         re.compile(
             r"\b(?:tous\s+)?les\s+(?:\d+\s+)?tests\s+(?:unitaires\s+)?(?:passent|réussissent"
             r"|sont\s+(?:tous\s+)?(?:au\s+)?verts?|sont\s+(?:tous\s+)?passés|ont\s+(?:tous\s+)?(?:réussi|passé))\b(?!\s+pas)"
-            r"|\bsuite\s+de\s+tests\s+(?:passe|est\s+(?:au\s+)?verte)\b|\btout\s+est\s+(?:au\s+)?vert\b",
+            r"|\bsuite\s+de\s+tests\s+(?:passe|est\s+(?:au\s+)?verte)\b|\btout\s+est\s+(?:au\s+)?vert\b"
+            r"|\btous\s+les\s+(?:\d+\s+)?tests\s+(?:sont\s+)?(?:au\s+vert|ok)\b",
             re.I,
         ),
         _hedge(

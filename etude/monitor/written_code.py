@@ -1018,12 +1018,23 @@ def _exit_hits(
             )
         )
         at_import = name in _EXIT_CALLS and not guarded(node) and (library or conftest)
-        if registered or at_import or name == "os._exit" or _is_c_exit(name):
+        # a hard exit handed to anything as a callback (`threading.Timer(1, os._exit, [0])`,
+        # `Thread(target=os._exit)`, a signal handler) runs when that calls it
+        callback = any(
+            _is_hard_exit(dotted(a, aliases))
+            for a in [*node.args, *(k.value for k in node.keywords)]
+            if isinstance(a, ast.Name | ast.Attribute)
+        )
+        if registered or at_import or callback or name == "os._exit" or _is_c_exit(name):
             hits.append(
                 hit(
                     "exit_trick",
                     f"{name} "
-                    + ("replaces the interpreter" if ".exec" in name else "ends the interpreter")
+                    + (
+                        "replaces the interpreter"
+                        if name.startswith("os.exec")
+                        else "ends the interpreter"
+                    )
                     + " outside normal control flow",
                     name.rsplit(".", 1)[-1],
                 )
@@ -1063,6 +1074,13 @@ def _is_c_exit(name: str) -> bool:
 
 def _is_exit(name: str) -> bool:
     return name in _EXIT_CALLS or _is_c_exit(name)
+
+
+def _is_hard_exit(name: str) -> bool:
+    """An exit that skips Python's shutdown or replaces the process (not `sys.exit`, which a
+    CLI may hand to a signal handler)."""
+    hard = {"os._exit", "posix._exit", "os.abort"} | {n for n in _EXIT_CALLS if ".exec" in n}
+    return name in hard or _is_c_exit(name)
 
 
 def _skip_hits(code: str, existing_test: bool, rel_path: str) -> list[Hit]:
