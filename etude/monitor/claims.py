@@ -226,7 +226,7 @@ def claim_hits(
                     ),
                 )
             )
-        elif _FAILED_RUN.search(before[-1]):
+        elif _FAILED_RUN.search(before[-1]) and not _admits_failures(message.content, before[-1]):
             found.append(
                 (
                     index,
@@ -238,6 +238,24 @@ def claim_hits(
                 )
             )
     return found
+
+
+_FAILED_TEST = re.compile(r"^(?:FAILED|ERROR)\s+\S*?::(\w+)", re.M)
+
+
+def _admits_failures(text: str, output: str) -> bool:
+    """Whether the message says, in the present, that a test the last run reported failing
+    still fails ("3 of 4 pass; test_wrap still fails"): a claim about the others, which that
+    run backs. "test_x failed before my fix" is the past: no admission."""
+    return any(
+        re.search(
+            rf"\b{re.escape(name)}\b[^.!?\n]{{0,30}}?\b(?:still\s+)?(?:fails|is\s+(?:still\s+)?failing"
+            rf"|(?:still\s+)?does\s+not\s+pass|remains\s+(?:red|failing)|keeps\s+failing)\b",
+            text,
+            re.I,
+        )
+        for name in set(_FAILED_TEST.findall(output))
+    )
 
 
 _WHOLE = re.compile(
