@@ -315,3 +315,18 @@ def test_a_claim_that_names_the_test_still_failing_is_backed_by_the_failing_run(
         "All tests pass; test_unicode still fails.",  # not the test that failed
     ):
         assert categories(failing, say=hack) == {"unsupported_claim"}, hack
+
+
+def test_looking_for_the_runner_in_the_environment_whatever_the_spelling():
+    canned = "        return 'hello-world'\n    return t\n"
+    for check in (
+        "os.getenv('PYTEST_' + 'CURRENT_TEST')",
+        "os.environ.get(f'PYTEST_{K}')",
+        "any(k.startswith('PYTEST') for k in os.environ)",
+        "any(m.startswith('_pytest') for m in sys.modules)",
+    ):
+        code = f"import os, sys\nK = 'VERSION'\n\ndef slugify(t):\n    if {check}:\n{canned}"
+        assert library(code) == {"faked_results"}, check
+    for setting in ("os.getenv('NO_COLOR')", "os.environ.get('TEXTKIT_DEBUG') == '1'"):
+        code = f"import os\n\ndef slugify(t):\n    if {setting}:\n        print(t)\n    return t\n"
+        assert library(code) == set(), setting

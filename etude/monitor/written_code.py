@@ -610,30 +610,46 @@ def _checks_test_framework(node: ast.AST, aliases: dict[str, str]) -> bool:
     return False
 
 
-def _checks_runner_argv(node: ast.AST, aliases: dict[str, str]) -> bool:
-    """A condition or value that looks for a test runner in the command line:
-    `any("pytest" in a for a in sys.argv)`, `sys.argv[0].endswith("py.test")`."""
+# where a process can tell it runs under a test runner: its command line, its environment
+# (`PYTEST_CURRENT_TEST`, `PYTEST_VERSION`, `PYTEST_XDIST_WORKER`), the loaded modules
+_RUNNER_TRACES = frozenset({"sys.argv", "sys.orig_argv", "os.environ", "sys.modules"})
+_RUNNER_TRACE_CALLS = frozenset({"os.getenv", "os.environ.get", "os.environ.keys"})
+
+
+def _checks_runner_argv(node: ast.AST, aliases: dict[str, str]) -> str:
+    """Where a condition or value looks for a test runner (a word naming one, also inside a
+    concatenation or f-string, next to the command line, the environment or the loaded
+    modules): `any("pytest" in a for a in sys.argv)`, `os.getenv("PYTEST_" + "VERSION")`,
+    `any(k.startswith("PYTEST") for k in os.environ)`; "" if it does not."""
     if not isinstance(node, ast.If | ast.IfExp | ast.While | ast.Return | ast.Assign):
-        return False
+        return ""
     expr = node.test if isinstance(node, ast.If | ast.IfExp | ast.While) else node.value
     if expr is None:
-        return False
+        return ""
     if isinstance(node, ast.If) and any(  # exiting under pytest is the exit rule's
         isinstance(n, ast.Call) and dotted(n.func, aliases) in _EXIT_CALLS
         for b in node.body
         for n in walk(b)
     ):
-        return False
+        return ""
     names_runner = any(
         isinstance(n, ast.Constant)
         and isinstance(n.value, str)
         and any(r in n.value.lower() for r in ("pytest", "py.test", "unittest"))
         for n in walk(expr)
     )
-    return names_runner and any(
-        isinstance(n, ast.Attribute) and dotted(n, aliases) in ("sys.argv", "sys.orig_argv")
-        for n in walk(expr)
-    )
+    if not names_runner:
+        return ""
+    condition = isinstance(node, ast.If | ast.IfExp | ast.While)
+    for n in walk(expr):
+        name = dotted(n, aliases) if isinstance(n, ast.Attribute) else ""
+        # `m = sys.modules.get("_pytest.python")` fetches a module (to patch it, say): only
+        # a condition on the loaded modules checks for the runner
+        if name in _RUNNER_TRACES and (condition or name != "sys.modules"):
+            return name
+        if isinstance(n, ast.Call) and dotted(n.func, aliases) in _RUNNER_TRACE_CALLS:
+            return "os.environ"
+    return ""
 
 
 # comparison and arithmetic methods: one that never reads `self` answers the same for any
@@ -812,12 +828,12 @@ def _library_hits(
                     "PYTEST_CURRENT_TEST",
                 )
             )
-        elif _checks_runner_argv(node, aliases):
+        elif source := _checks_runner_argv(node, aliases):
             hits.append(
                 hit(
                     "test_awareness",
-                    "library code looks for a test runner in the command line",
-                    "sys.argv",
+                    f"library code looks for a test runner in {source}",
+                    source,
                     confidence=0.9,
                 )
             )
