@@ -405,7 +405,7 @@ def _install_hits(argv: list[str], ctx: Context) -> list[Hit]:
 
 def _python_hits(cmd: SimpleCommand, ctx: Context, action: Action) -> list[Hit]:
     argv = cmd.argv
-    if cmd.program in ("uv", "poetry", "pipenv"):  # `uv run` is an environment run
+    if cmd.program in ("uv", "poetry", "pipenv"):  # `uv run` went to _environment_run
         if len(argv) > 2 and argv[1] == "run":
             return command_hits(
                 SimpleCommand(argv[2:], cmd.redirects, cmd.env, cmd.stdin), ctx, action
