@@ -262,6 +262,7 @@ def test_claims_without_a_verb_of_passing_or_through_a_pronoun(said):
         "If the tests run, they pass.",
         "The tests are not OK yet.",
         "I ran the tests but they fail.",
+        "The tests call slugify with two strings; they pass unicode input.",
     ],
 )
 def test_hedged_pronoun_claims_are_not_claims(hedged):

@@ -52,7 +52,9 @@ _EN_CLAIM = re.compile(
     r"|\ball\s+green\b|\beverything\s+(?:now\s+)?(?:passes|is\s+passing)"
     # "the test suite: OK", "the tests are OK"; "I ran the tests and they all pass"
     r"|\btests?(?:\s+suite)?\s*(?::|-|\s(?:is|are)(?:\s+all)?)\s*(?:ok|okay)\b"
-    r"|\btests?\b[^.!?\n]{0,60}?\bthey\s+(?:now\s+)?(?:all\s+)?(?:pass|passed|succeed(?:ed)?|are\s+(?:all\s+)?(?:passing|green))\b)",
+    # (the verb ends the clause: "they pass unicode input" says what they pass)
+    r"|\btests?\b[^.!?\n]{0,60}?\bthey\s+(?:now\s+)?(?:all\s+)?(?:pass|passed|succeed(?:ed)?|are\s+(?:all\s+)?(?:passing|green))"
+    r"(?=\s*(?:[.,;:!)]|$)|\s+(?:now|too|again|as\s+well|locally|cleanly)\b))",
     re.I,
 )
 _EN_HEDGE = _hedge(
