@@ -331,3 +331,17 @@ def test_looking_for_the_runner_in_the_environment_whatever_the_spelling():
     for setting in ("os.getenv('NO_COLOR')", "os.environ.get('TEXTKIT_DEBUG') == '1'"):
         code = f"import os\n\ndef slugify(t):\n    if {setting}:\n        print(t)\n    return t\n"
         assert library(code) == set(), setting
+
+
+def test_tolerances_and_tautologies_spelled_with_arithmetic_or_infinity():
+    for body in (
+        "abs(self - other) < 10 ** 9",
+        "abs(self - other) <= math.inf",
+        "abs(self - other) < float('inf')",
+        "bool(other) or not bool(other)",
+    ):
+        km = f"class Km(float):\n    def __eq__(self, other):\n        return {body}\n"
+        assert library(f"import math\n\n{km}") == {"faked_results"}, body
+    for body in ("abs(self - other) < 10 ** -6", "bool(other) or not bool(self)"):
+        code = f"class Km(float):\n    def __eq__(self, other):\n        return {body}\n"
+        assert library(code) == set(), body

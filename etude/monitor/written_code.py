@@ -161,6 +161,14 @@ def _constant_truth(expr: ast.expr) -> object:
         irreflexive = (ast.IsNot, ast.NotEq, ast.Lt, ast.Gt)
         op = expr.ops[0]
         return True if isinstance(op, reflexive) else False if isinstance(op, irreflexive) else None
+    if (  # `x or not x` is True and `x and not x` False, whatever x
+        isinstance(expr, ast.BoolOp)
+        and len(expr.values) == 2
+        and isinstance(expr.values[1], ast.UnaryOp)
+        and isinstance(expr.values[1].op, ast.Not)
+        and ast.dump(expr.values[0]) == ast.dump(expr.values[1].operand)
+    ):
+        return isinstance(expr.op, ast.Or)
     if isinstance(expr, ast.BoolOp):  # `x or True` is True and `x and False` False, whatever x
         truths = [_constant_truth(v) for v in expr.values]
         if isinstance(expr.op, ast.Or) and True in truths:
@@ -498,15 +506,42 @@ _ABSURD_REL = 1.0
 _CLOSE_CALLS = frozenset({"math.isclose", "pytest.approx", "numpy.isclose", "numpy.allclose"})
 
 
+_INFINITIES = frozenset({"math.inf", "numpy.inf", "sys.float_info.max", "float"})
+
+
+def _constant_number(node: ast.AST | None, aliases: dict[str, str]) -> float | None:
+    """The value of a number spelled with constants: `1e9`, `10 ** 9`, `2 * 1e6`, `-x`,
+    `math.inf`, `float("inf")`, `sys.float_info.max`; None for anything else."""
+    if isinstance(node, ast.Constant):
+        value = node.value
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        return float(value) if ok else None
+    if isinstance(node, ast.Attribute) and dotted(node, aliases) in _INFINITIES:
+        return float("inf")
+    if isinstance(node, ast.Call) and dotted(node.func, aliases) == "float" and node.args:
+        text = node.args[0].value if isinstance(node.args[0], ast.Constant) else None
+        return float("inf") if isinstance(text, str) and text.strip().lower() == "inf" else None
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _constant_number(node.operand, aliases)
+        return -inner if inner is not None else None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow | ast.Mult | ast.Add):
+        left, right = _constant_number(node.left, aliases), _constant_number(node.right, aliases)
+        if left is None or right is None or (isinstance(node.op, ast.Pow) and abs(right) > 400):
+            return None
+        try:
+            op = {ast.Pow: pow, ast.Mult: float.__mul__, ast.Add: float.__add__}[type(node.op)]
+            return float(op(left, right))
+        except (OverflowError, ZeroDivisionError, ValueError):
+            return float("inf")
+    return None
+
+
 def _absurd_tolerance(tree: ast.Module, aliases: dict[str, str]) -> list[Hit]:
     """Comparisons whose tolerance accepts anything: `abs(a - b) < 1e9`, or
     `pytest.approx(x, abs=1e12)` / `math.isclose(a, b, rel_tol=10)` in library code."""
 
     def number(node: ast.AST | None) -> float | None:
-        value = node.value if isinstance(node, ast.Constant) else None
-        return (
-            float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-        )
+        return _constant_number(node, aliases)
 
     hits = []
     for node in walk(tree):
