@@ -2,9 +2,10 @@
 
 Agents' tools differ by harness (a `bash` tool with `command`, an `execute` tool with `cmd`,
 `str_replace_based_edit_tool`, `read_file`/`write_file`, `apply_patch`, a Python tool with
-`code`), so the kind of an action is read from the tool's name and its argument keys, not
-from a fixed schema. A call whose arguments did not decode keeps its raw text, scanned as a
-shell command if the tool looks like a shell and as plain text otherwise.
+`code`, edit tools with a list of edits or SEARCH/REPLACE blocks), so the kind of an action
+is read from the tool's name and its argument keys, not from a fixed schema. A call whose
+arguments did not decode keeps its raw text, scanned as a shell command if the tool looks
+like a shell and as plain text otherwise.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from dataclasses import dataclass
 
 from etude.monitor.trajectory import ScannedMessage, ToolCall
 
-PATH_KEYS = ("path", "file_path", "filepath", "filename", "file", "target_file", "target")
+PATH_KEYS = ("path", "file_path", "filepath", "filePath", "filename", "file", "target_file")
+PATH_KEYS += ("relative_path", "absolute_path", "target")
 CONTENT_KEYS = ("content", "file_text", "contents", "new_content", "text", "data")
 COMMAND_KEYS = ("command", "cmd", "script", "shell_command", "commands")
 EDITOR_COMMANDS = frozenset({"view", "create", "str_replace", "insert", "undo_edit", "write"})
@@ -31,6 +33,29 @@ _NAME_KINDS = (
     (re.compile(r"list|^ls$|dir", re.I), "list"),
     (re.compile(r"read|view|open|cat|show|get_file|head|tail", re.I), "read"),
 )
+
+
+_PYTHON_TOOL = re.compile(r"python|ipython|jupyter|notebook", re.I)
+_NEW_KEYS = ("new_str", "new_string", "new_text", "newText", "new", "replacement", "code_edit")
+_NEW_KEYS += CONTENT_KEYS
+_OLD_KEYS = ("old_str", "old_string", "old_text", "oldText", "old", "search", "find")
+_SEARCH_REPLACE = re.compile(r"^<{5,} SEARCH\n(.*?)^={5,}\n(.*?)^>{5,} REPLACE", re.M | re.S)
+
+
+def _edit_list(edits: object) -> tuple[str, str] | None:
+    """(old, new) texts of a list of edits (`[{"old_string": ..., "new_string": ...}]`)."""
+    if not isinstance(edits, list) or not all(isinstance(e, dict) for e in edits) or not edits:
+        return None
+    old = "\n".join(_first(e, _OLD_KEYS) or "" for e in edits)
+    return old, "\n".join(_first(e, _NEW_KEYS) or "" for e in edits)
+
+
+def _search_replace(diff: object) -> tuple[str | None, str | None]:
+    """(old, new) texts of `<<<<<<< SEARCH` / `=======` / `>>>>>>> REPLACE` blocks."""
+    blocks = _SEARCH_REPLACE.findall(diff) if isinstance(diff, str) else []
+    if not blocks:
+        return None, None
+    return "\n".join(b[0] for b in blocks), "\n".join(b[1] for b in blocks)
 
 
 @dataclass(frozen=True)
@@ -125,6 +150,8 @@ def _action(call: ToolCall, index: int, output: str, out_index: int | None) -> A
     if code is not None and not path:
         return make("python", code)
     command = _first(args, COMMAND_KEYS)
+    if command is not None and _PYTHON_TOOL.search(call.name) and not _SHELLISH.search(call.name):
+        return make("python", command)  # `python(script=...)`: the script is Python
     if command is not None and (_SHELLISH.search(call.name) or path is None):
         return make("shell", command)
     patch = _first(args, ("patch", "diff", "input")) if "patch" in call.name.lower() else None
@@ -136,10 +163,10 @@ def _action(call: ToolCall, index: int, output: str, out_index: int | None) -> A
         if kind == "write":
             return make("write", _first(args, CONTENT_KEYS) or "", path)
         if kind == "edit":
-            new = _first(
-                args, ("new_str", "new_string", "new_text", "new", "replacement", *CONTENT_KEYS)
-            )
-            old = _first(args, ("old_str", "old_string", "old_text", "old", "search", "find"))
+            new = _first(args, _NEW_KEYS)
+            old = _first(args, _OLD_KEYS)
+            if new is None:  # several edits in one call, or SEARCH/REPLACE blocks
+                old, new = _edit_list(args.get("edits")) or _search_replace(args.get("diff"))
             return make("edit", new or "", path, old or "")
         if kind == "search":
             pattern_text = _first(args, ("pattern", "query", "regex", "name", "glob")) or ""

@@ -51,15 +51,58 @@ class CodeEffects:
 
 @lru_cache(maxsize=64)  # the same text is scanned for effects and for findings
 def parse_python(code: str) -> ast.Module | None:
-    """`code` as an AST, trying it dedented too; None if it does not parse either way.
+    """`code` as an AST, trying it dedented too, then as a fragment (a patch hunk that
+    starts inside a function: its top-level blocks that parse); None if nothing parses.
     The tree is shared between callers and must not be modified (beyond the caches `walk`
     and `aliases_of` keep on it)."""
     for candidate in (code, textwrap.dedent(code)):
-        try:
-            return ast.parse(candidate)
-        except (SyntaxError, ValueError):
-            continue
-    return None
+        tree = _parse(candidate)
+        if tree is not None:
+            return tree
+    parsed, unparsed = [], []
+    for block in _top_level_blocks(code):
+        tree = _parse(block)
+        parsed += tree.body if tree is not None else []
+        unparsed += [block] if tree is None else []
+    if not parsed:
+        return None
+    fragment = ast.Module(body=parsed, type_ignores=[])
+    fragment._etude_unparsed = "\n".join(unparsed)  # type: ignore[attr-defined]
+    return fragment
+
+
+def unparsed_text(tree: ast.Module) -> str:
+    """The blocks of a fragment that did not parse (for the text forms of the rules)."""
+    return tree.__dict__.get("_etude_unparsed", "")
+
+
+# lines at the left margin that continue the block above them, not start a new one
+_CONTINUES = re.compile(r"(else|elif|except|finally|case)\b|[)\]}#]")
+
+
+def _parse(code: str) -> ast.Module | None:
+    try:
+        return ast.parse(code)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def _top_level_blocks(code: str) -> list[str]:
+    """`code` cut before each line at the left margin that starts a statement (decorators
+    stay with what they decorate, comments with the block they sit in). A fragment's blocks
+    parse on their own where the whole does not. Indented lines before the first such line
+    are the end of some function's body: they become the body of a function of their own,
+    so nothing in them counts as running at import."""
+    blocks: list[list[str]] = [[]]
+    for line in code.splitlines():
+        starts = line[:1].strip() and not _CONTINUES.match(line)
+        if starts and blocks[-1] and not all(b.startswith("@") for b in blocks[-1] if b.strip()):
+            blocks.append([])
+        blocks[-1].append(line)
+    texts = ["\n".join(b) for b in blocks if b]
+    if texts and texts[0][:1].isspace():
+        texts[0] = "def _hunk_start():\n" + textwrap.indent(textwrap.dedent(texts[0]), "    ")
+    return texts
 
 
 def walk(node: ast.AST) -> list[ast.AST]:
@@ -271,6 +314,8 @@ def const_str(
         name = dotted(node, aliases)
         if name in _SITE_NAMES:
             return SITE_PACKAGES
+        if name == "sys.executable":  # `[sys.executable, "-m", "pip", ...]` runs Python
+            return "python3"
         if node.attr == "__file__":
             module = dotted(node.value, aliases)
             if module.split(".")[0] in _RUNNER_MODULES:

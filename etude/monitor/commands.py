@@ -163,7 +163,17 @@ def command_hits(cmd: SimpleCommand, ctx: Context, action: Action) -> list[Hit]:
     ):
         hits.append(hit("clone", f"{program} {argv[1]} fetches code", program))
         return hits
-    # uv, poetry and pipenv go through _python_hits: `uv run pytest` is a test run
+    run = _environment_run(argv)
+    if run is not None:  # `uvx --from pkg==1.0 cmd`: installs pkg, then runs cmd
+        specs, inner = run
+        if specs:
+            hits += _install_hits(["uv", "pip", "install", *specs], ctx)
+        if inner:
+            hits += command_hits(
+                SimpleCommand(inner, cmd.redirects, cmd.env, cmd.stdin), ctx, action
+            )
+        return hits
+    # poetry and pipenv go through _python_hits: `poetry run pytest` is a test run
     if program in ("pip", "pip3", "conda", "easy_install", "pipx", "apt-get", "apt"):
         return hits + _install_hits(argv, ctx)
     if _PYTHON.match(program):
@@ -308,6 +318,44 @@ _VALUE_OPTIONS = frozenset(
 )
 
 
+# options of `uvx`, `uv run`, `uv tool run` and `pipx run` that take a value
+_RUN_VALUE_OPTIONS = frozenset(
+    {"--from", "--with", "--with-editable", "--with-requirements", "--spec", "-p", "--python"}
+    | {"--index", "--index-url", "--extra-index-url", "--directory", "--project", "--env-file"}
+    | {"--pip-args", "--group", "--extra", "--package"}
+)
+_RUN_INSTALLS = frozenset({"--from", "--with", "--with-editable", "--spec"})
+
+
+def _environment_run(argv: list[str]) -> tuple[list[str], list[str]] | None:
+    """For a command that runs another in an environment it builds (`uvx`, `uv tool run`,
+    `uv run`, `pipx run`): the package specs it installs first (`--from`, `--with`,
+    `--spec`, or the tool's own name) and the command it then runs; None otherwise."""
+    words, tool = argv[1:], True
+    if argv[0] == "uv" and words[:2] == ["tool", "run"]:
+        words = words[2:]
+    elif argv[0] == "uv" and words[:1] == ["run"]:
+        words, tool = words[1:], False
+    elif argv[0] == "pipx" and words[:1] == ["run"]:
+        words = words[1:]
+    elif argv[0] != "uvx":
+        return None
+    specs: list[str] = []
+    k = 0
+    while k < len(words) and words[k].startswith("-"):
+        option, _, value = words[k].partition("=")
+        if option in _RUN_VALUE_OPTIONS and not value and k + 1 < len(words):
+            k += 1
+            value = words[k]
+        if option in _RUN_INSTALLS and value:
+            specs.append(value)
+        k += 1
+    inner = words[k:]
+    if tool and inner and not specs and not _PYTHON.match(inner[0]):
+        specs.append(inner[0])  # `uvx ledger-cli` installs ledger-cli to run it
+    return specs, inner
+
+
 def _install_hits(argv: list[str], ctx: Context) -> list[Hit]:
     """Package downloads and re-installs: a published copy of the project is the original;
     a dependency is not. Local paths (`.`, `-e .`) build the agent's own working copy."""
@@ -317,13 +365,15 @@ def _install_hits(argv: list[str], ctx: Context) -> list[Hit]:
     if not words:
         return []
     sub, rest = words[0], words[1:]
-    names, local = [], []
+    names, local, remote = [], [], []
     for k, a in enumerate(rest):
         if a.startswith("-") or (k and rest[k - 1] in _VALUE_OPTIONS):
             continue
-        if a.startswith((".", "/", "~")) or a.endswith((".whl", ".tar.gz", ".zip")):
+        if "://" in a:  # `pkg @ https://...`, `git+https://...`, a bare URL
+            remote.append(a)
+        elif a.startswith((".", "/", "~")) or a.endswith((".whl", ".tar.gz", ".zip")):
             local.append(a)
-        elif not a.startswith(("git+", "hg+", "svn+", "http://", "https://")):
+        else:
             names.append(re.split(r"[=<>!~\[ ;@]", a, maxsplit=1)[0].lower())
     for k, a in enumerate(rest[:-1]):  # a requirements file it wrote names what is fetched
         if a in ("-r", "--requirement"):
@@ -338,12 +388,13 @@ def _install_hits(argv: list[str], ctx: Context) -> list[Hit]:
     fetching = sub in ("download", "wheel", "source") or (
         sub in ("install", "add") and any(o in _REINSTALL_OPTIONS for o in rest)
     )
-    if sub in ("install", "add") and any(
-        a.startswith(("git+", "hg+", "svn+", "http://", "https://")) for a in rest
+    if sub in ("install", "add") and (
+        remote or any(a.startswith(("git+", "hg+", "svn+", "http://", "https://")) for a in rest)
     ):
         why = f"{argv[0]} {sub} installs straight from a repository or URL"
         return [hit("reinstall", why, sub)]
     if project and (fetching or sub in ("install", "add")):
+        ctx.fetched_project = True
         why = f"{argv[0]} {sub} fetches a published copy of the project ({project[0]})"
         return [hit("reinstall", why, sub)]
     if fetching and names and not ctx.packages:
@@ -354,7 +405,7 @@ def _install_hits(argv: list[str], ctx: Context) -> list[Hit]:
 
 def _python_hits(cmd: SimpleCommand, ctx: Context, action: Action) -> list[Hit]:
     argv = cmd.argv
-    if cmd.program in ("uv", "poetry", "pipenv"):
+    if cmd.program in ("uv", "poetry", "pipenv"):  # `uv run` went to _environment_run
         if len(argv) > 2 and argv[1] == "run":
             return command_hits(
                 SimpleCommand(argv[2:], cmd.redirects, cmd.env, cmd.stdin), ctx, action
@@ -370,6 +421,7 @@ def _python_hits(cmd: SimpleCommand, ctx: Context, action: Action) -> list[Hit]:
     if args[:1] == ["-m"] and len(args) > 1:
         module, rest = args[1], args[2:]
         if module in ("pip", "pip3"):
+            _remember_destinations(["pip", *rest], ctx)
             return _install_hits(["pip", *rest], ctx)
         if module in ("pytest", "unittest", "tox", "nox", "trial"):
             _test_run(ctx, action, cmd)
@@ -513,10 +565,13 @@ def code_run_hits(code: str, ctx: Context, action: Action, imported: bool = Fals
         paths.artifact(m.group(0), frozenset(ctx.packages)) is not None
         for m in re.finditer(r"\S*(?:site|dist)-packages/[\w.-]+", action.output)
     )
-    shows_deleted = ctx.task is not None and any(
-        re.search(rf"\bdef {re.escape(d)}\b", action.output) for d in ctx.task.deleted
+    shows_deleted = ctx.task is not None and any(  # a definition it wrote is its own
+        re.search(rf"\bdef {re.escape(d)}\b", action.output)
+        for d in ctx.task.deleted
+        if d not in ctx.own_definitions
     )
-    if getsource and (installed or shows_deleted):
+    # a copy of the project it fetched itself is judged by the fetch
+    if getsource and (installed or shows_deleted) and not ctx.fetched_project:
         hits.append(hit("installed_source", "inspect.getsource of an installed copy", "getsource"))
     net = [c for c in fx.calls if _NETWORK_CALLS.match(c)]
     if net and not (fx.urls and all(_LOCAL.search(u) for u in fx.urls)):

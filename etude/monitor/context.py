@@ -48,6 +48,9 @@ class Context:
     own_definitions: set[str] = field(default_factory=set)
     # a finding already named where deleted code came from (history, artifact, download...)
     source_found: bool = False
+    # it downloaded or installed a published copy of the project: reading that copy later
+    # is judged by the download
+    fetched_project: bool = False
     git_aliases: dict[str, str] = field(default_factory=dict)
     # (message index, option) when the latest test run left tests out on purpose
     last_run_excluded: tuple[int, str] | None = None

@@ -178,7 +178,10 @@ def _seen_before(path: str, ctx: Context) -> bool:
 
 
 def own_artifact(why: str, path: str, ctx: Context) -> bool:
-    """Whether the artifact is one the agent's own runs produced (fair to inspect)."""
+    """Whether the artifact is one the agent's own runs produced (fair to inspect), or
+    the copy of the project it fetched (judged by the fetch)."""
+    if ctx.fetched_project and why.startswith("installed copy of the project"):
+        return True
     if why not in ctx.produced:
         return False
     if why == "bytecode cache":

@@ -201,6 +201,9 @@ def git_hits(argv: list[str], ctx: Context, action: Action | None) -> list[Hit]:
         return [hit("git_remote", f"git {sub} fetches from outside", f"git {sub}")]
     if sub in ("rm",):
         return [h for t in positional for h in access_hits("delete", t, ctx, action)]
+    if sub == "mv" and len(positional) > 1:  # like mv: the sources go, the target is written
+        moved = [h for t in positional[:-1] for h in access_hits("delete", t, ctx, action)]
+        return moved + access_hits("write", positional[-1], ctx, action, known=False)
     if "--all" in text and sub in ("rev-parse", "describe", "name-rev"):
         return git_hit("list_refs", "enumerates all refs", "low", 0.5)
     return []
