@@ -259,6 +259,10 @@ def test_etude_rl_config_trains_and_writes_log_and_plots(tmp_path, capsys):
             'env = "toolgrid"\n[loss]\nlambda_schedule = "cosine"\n',
             "[loss] lambda_schedule must be 'constant' or 'linear', got 'cosine'",
         ),
+        (
+            'env = "toolgrid"\n[rl]\nrollout_batch = 0\n',
+            "[rl] rollout_batch must be at least 1, got 0",
+        ),
         ("env = ", "not valid TOML"),
     ],
 )

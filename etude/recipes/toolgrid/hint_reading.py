@@ -111,17 +111,19 @@ def hinted_success(
     tg = cfg.toolgrid
     _, heldout = tg.registries()
     rng = random.Random(seed + 1)
-    wins = {"none": 0.0, "hint": 0.0}
+    played: dict[str, list[Episode]] = {"none": [], "hint": []}
     for i in range(episodes):
         task = sample_task(heldout[i % len(heldout)], tg.n_requests, rng)
         contexts, _ = first_call_contexts(task, rng)
-        for c in wins:
-            ep = Episode(task, tg.slack)
+        for c, eps in played.items():
+            eps.append(Episode(task, tg.slack))
             if c == "hint":
-                ep.messages.append(contexts["hint"][2])
-            play(policy, ByteChat(), ep, torch.Generator().manual_seed(seed * 100_003 + i), cfg)
-            wins[c] += ep.reward
-    out = {c: w / episodes for c, w in wins.items()}
+                eps[-1].messages.append(contexts["hint"][2])
+    seeds = [seed * 100_003 + i for i in range(episodes)]
+    out = {}
+    for c, eps in played.items():
+        play(policy, ByteChat(), eps, seeds, cfg)
+        out[c] = sum(ep.reward for ep in eps) / episodes
     return {"episodes": episodes, **out, "gap": out["hint"] - out["none"]}
 
 

@@ -36,7 +36,7 @@ from etude.rl.policy import NativePolicy
 from etude.rl.teacher_weights import TeacherSettings, TeacherWeights
 from etude.rl.trajectory import ByteChat, Trajectory
 from etude.rl.update import StepSettings, rl_update, scheduled
-from etude.serving.native import rollout
+from etude.serving.native import rollouts
 
 PLACEBO_TEXT = "Note: the weather report says it will be mild and dry this afternoon."
 TARGETED = ("tool_not_found", "invalid_arguments")
@@ -104,6 +104,7 @@ class RLSettings:
     lr: float = 0.005
     temperature: float = 1.0
     max_turn_tokens: int = 40
+    rollout_batch: int = 64  # episodes sampled together in one KV cache
 
 
 @dataclass
@@ -151,6 +152,8 @@ def parse_config(data: dict) -> RunConfig:
             "[loss] lambda_schedule must be 'constant' or 'linear', "
             f"got {cfg.loss.lambda_schedule!r}"
         )
+    if cfg.rl.rollout_batch < 1:
+        raise ValueError(f"[rl] rollout_batch must be at least 1, got {cfg.rl.rollout_batch}")
     if cfg.loss.scope not in ("turn", "trajectory"):
         raise ValueError(f"[loss] scope must be 'turn' or 'trajectory', got {cfg.loss.scope!r}")
     return cfg
@@ -172,28 +175,42 @@ def _hints(traj: Trajectory, detectors, placebo: bool) -> list[Hint]:
     return found
 
 
-def play(policy, tok: ByteChat, ep: Episode, gen: torch.Generator, cfg: RunConfig) -> Episode:
-    """`ep` played out by sampling at the run's temperature and length limits."""
-    rollout(
-        policy,
-        tok,
-        ep,
-        gen,
-        temperature=cfg.rl.temperature,
-        max_turn_tokens=cfg.rl.max_turn_tokens,
-        max_len=cfg.model.max_seq_len,
-    )
-    return ep
+def play(
+    policy, tok: ByteChat, episodes: list[Episode], seeds: list[int], cfg: RunConfig
+) -> list[Episode]:
+    """`episodes` played out together, `cfg.rl.rollout_batch` at a time, at the run's
+    temperature and length limits; episode k samples from a generator seeded `seeds[k]`, so
+    it plays the same whichever episodes share its batch."""
+    if len(seeds) != len(episodes):
+        raise ValueError(f"one seed per episode: {len(episodes)} episodes, {len(seeds)} seeds")
+    size = cfg.rl.rollout_batch
+    for at in range(0, len(episodes), size):
+        rollouts(
+            policy,
+            tok,
+            episodes[at : at + size],
+            [torch.Generator().manual_seed(s) for s in seeds[at : at + size]],
+            temperature=cfg.rl.temperature,
+            max_turn_tokens=cfg.rl.max_turn_tokens,
+            max_len=cfg.model.max_seq_len,
+        )
+    return episodes
+
+
+def episode_seeds(rng: random.Random, n: int) -> list[int]:
+    """`n` sampling seeds (63-bit) drawn from `rng`."""
+    return [rng.getrandbits(63) for _ in range(n)]
 
 
 def evaluate(policy, tok: ByteChat, tasks, cfg: RunConfig, seed: int) -> dict:
     """Success rate, targeted error rate (tool-not-found or invalid-argument calls per call)
-    and tool calls per episode of sampled rollouts on `tasks`. (The error rate alone can
-    fall because a policy stops calling tools; calls per episode shows that.)"""
-    gen = torch.Generator().manual_seed(seed)
+    and tool calls per episode of sampled rollouts on `tasks` (the sampling seeds drawn from
+    `seed`). (The error rate alone can fall because a policy stops calling tools; calls per
+    episode shows that.)"""
+    episodes = [Episode(task, cfg.toolgrid.slack) for task in tasks]
+    play(policy, tok, episodes, episode_seeds(random.Random(seed), len(tasks)), cfg)
     success = errors = calls = 0
-    for task in tasks:
-        ep = play(policy, tok, Episode(task, cfg.toolgrid.slack), gen, cfg)
+    for ep in episodes:
         success += ep.reward
         e, c = tool_errors(ep.trajectory())
         errors, calls = errors + e, calls + c
@@ -280,21 +297,21 @@ def train(cfg: RunConfig, policy: BytePolicy | None = None, progress: bool = Tru
         teacher = TeacherWeights(cfg.teacher, policy)
         window: list[float] = []  # training rewards since the teacher's last reward check
         rng = random.Random(cfg.seed + 1)
-        gen = torch.Generator().manual_seed(cfg.seed + 2)
+        sampling = random.Random(cfg.seed + 2)  # the episodes' sampling seeds
         episodes = 0
         emit({"episodes": 0, **evaluate(policy, tok, tasks, cfg, cfg.seed + 3)})
         task = bar.add_task("RL", total=cfg.rl.steps)
         for step in range(cfg.rl.steps):
             start = time.perf_counter()
-            trajs, groups = [], []
+            played, groups = [], []
             for g in range(cfg.rl.tasks_per_step):
                 t = sample_task(
                     rng.choice(train_regs), cfg.toolgrid.n_requests, rng, f"s{step}g{g}"
                 )
-                for _ in range(cfg.rl.group_size):
-                    ep = play(policy, tok, Episode(t, cfg.toolgrid.slack), gen, cfg)
-                    trajs.append(ep.trajectory())
-                    groups.append(g)
+                played += [Episode(t, cfg.toolgrid.slack) for _ in range(cfg.rl.group_size)]
+                groups += [g] * cfg.rl.group_size
+            play(policy, tok, played, episode_seeds(sampling, len(played)), cfg)
+            trajs = [ep.trajectory() for ep in played]
             episodes += len(trajs)
             hints = [_hints(t, detectors, cfg.feedback.placebo) for t in trajs]
             sample_s = time.perf_counter() - start
