@@ -25,12 +25,14 @@ from etude.models import KVCache
 from etude.rl.trajectory import (
     ByteChat,
     ChatTokenizer,
+    HFChat,
     Message,
     Sample,
     TemplateError,
     tokenize,
     with_sample,
 )
+from etude.serving.backends import parse_assistant
 
 
 class Environment(Protocol):
@@ -50,9 +52,16 @@ class TurnFormat:
     parse: Callable[[str], Message]
 
 
-def byte_turns(tok: ByteChat) -> TurnFormat:
-    """ByteChat's turns: they end on its END byte; `<call>` lines are tool calls."""
-    return TurnFormat(ord(tok.END), tok.parse_assistant)
+def turn_format(tok: ChatTokenizer) -> TurnFormat:
+    """How turns in `tok`'s template end and read: ByteChat's end the END byte and write
+    calls as `<call>` lines; a Hugging Face chat template's (`HFChat`) end on the tokenizer's
+    end-of-sequence token (SmolLM2's `<|im_end|>`) and write calls as Hermes `<tool_call>`
+    blocks (`etude.serving.backends.parse_assistant`)."""
+    if isinstance(tok, ByteChat):
+        return TurnFormat(ord(tok.END), tok.parse_assistant)
+    if isinstance(tok, HFChat):
+        return TurnFormat(tok.tokenizer.eos_token_id, parse_assistant)
+    raise TypeError(f"no turn format known for {type(tok).__name__}; pass `turns`")
 
 
 def _keep_rows(cache: KVCache, rows: list[int]) -> KVCache:
@@ -117,11 +126,10 @@ def rollouts(
     its cache row, then every row samples until `turns.stop_id` (kept: finish "stop") or
     `max_turn_tokens` (finish "length"); a row whose turn ended rides along until the
     longest turn of the batch ends, its output unused. An episode also ends when its next
-    turn could overflow `max_len` positions. `turns` defaults to ByteChat's
-    (`byte_turns`)."""
+    turn could overflow `max_len` positions. `turns` defaults to `turn_format(tok)`."""
     if len(generators) != len(envs):
         raise ValueError(f"one generator per episode: {len(envs)} episodes, {len(generators)}")
-    turns = turns or byte_turns(tok)
+    turns = turns or turn_format(tok)
     param = next(policy.parameters())
     cache = KVCache.empty(policy.config, len(envs), max_len, param.dtype, param.device)
     playing = list(range(len(envs)))  # cache row r holds episode playing[r]

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import torch
+from torch import nn
 
 from etude.config import from_dict, read_toml
 from etude.envs.toolgrid import (
@@ -30,11 +31,12 @@ from etude.envs.toolgrid import (
 )
 from etude.models import MoEConfig
 from etude.recipes.toolgrid.policy import BytePolicy, muon_optimizer
+from etude.recipes.toolgrid.pretrained import pretrained_chat, pretrained_policy
 from etude.recipes.toolgrid.warmstart import warm_start
 from etude.rl.feedback import DETECTORS, Hint, detect_all
 from etude.rl.policy import NativePolicy
 from etude.rl.teacher_weights import TeacherSettings, TeacherWeights
-from etude.rl.trajectory import ByteChat, Trajectory
+from etude.rl.trajectory import ByteChat, ChatTokenizer, Trajectory
 from etude.rl.update import StepSettings, rl_update, scheduled
 from etude.serving.native import rollouts
 
@@ -44,6 +46,11 @@ TARGETED = ("tool_not_found", "invalid_arguments")
 
 @dataclass
 class ModelSettings:
+    """The byte policy's shape, or `pretrained`: a checkpoint to start from instead
+    ("smollm2", a Hugging Face directory or a GGUF file; `etude.recipes.toolgrid.pretrained`),
+    whose own shape then applies. `max_seq_len` bounds an episode's tokens either way."""
+
+    pretrained: str = ""
     dim: int = 64
     n_layers: int = 3
     n_heads: int = 4
@@ -67,6 +74,19 @@ class ModelSettings:
             dense_ffn_dim=self.dense_ffn_dim,
             max_seq_len=self.max_seq_len,
         )
+
+
+def new_policy(settings: ModelSettings) -> nn.Module:
+    """A randomly initialized byte policy of these settings, or the pretrained checkpoint."""
+    if settings.pretrained:
+        return pretrained_policy(settings.pretrained)
+    return BytePolicy(settings.config())
+
+
+def chat_tokenizer(settings: ModelSettings) -> ChatTokenizer:
+    """How episodes become the policy's tokens: ByteChat for the byte policy, the
+    checkpoint's tokenizer and chat template for a pretrained one."""
+    return pretrained_chat(settings.pretrained) if settings.pretrained else ByteChat()
 
 
 @dataclass
@@ -176,7 +196,7 @@ def _hints(traj: Trajectory, detectors, placebo: bool) -> list[Hint]:
 
 
 def play(
-    policy, tok: ByteChat, episodes: list[Episode], seeds: list[int], cfg: RunConfig
+    policy, tok: ChatTokenizer, episodes: list[Episode], seeds: list[int], cfg: RunConfig
 ) -> list[Episode]:
     """`episodes` played out together, `cfg.rl.rollout_batch` at a time, at the run's
     temperature and length limits; episode k samples from a generator seeded `seeds[k]`, so
@@ -202,7 +222,7 @@ def episode_seeds(rng: random.Random, n: int) -> list[int]:
     return [rng.getrandbits(63) for _ in range(n)]
 
 
-def evaluate(policy, tok: ByteChat, tasks, cfg: RunConfig, seed: int) -> dict:
+def evaluate(policy, tok: ChatTokenizer, tasks, cfg: RunConfig, seed: int) -> dict:
     """Success rate, targeted error rate (tool-not-found or invalid-argument calls per call)
     and tool calls per episode of sampled rollouts on `tasks` (the sampling seeds drawn from
     `seed`). (The error rate alone can fall because a policy stops calling tools; calls per
@@ -234,13 +254,14 @@ def eval_tasks(cfg: RunConfig) -> list[Task]:
 def warm_started_policy(
     cfg: RunConfig,
     train: list[Registry],
-    log: Callable[[int, float, BytePolicy], None] | None = None,
-) -> BytePolicy:
-    """A policy trained on `cfg.warm_start.steps` batches of noisy demonstrations (and lookup
-    drills, when `cfg.warm_start.drills` asks for them). `log(step, loss, policy)` runs after
-    each step."""
+    log: Callable[[int, float, nn.Module], None] | None = None,
+    device: torch.device | str = "cpu",
+) -> nn.Module:
+    """A policy (`new_policy`, on `device`) trained on `cfg.warm_start.steps` batches of
+    noisy demonstrations (and lookup drills, when `cfg.warm_start.drills` asks for them) in
+    its chat template. `log(step, loss, policy)` runs after each step."""
     torch.manual_seed(cfg.seed)
-    policy = BytePolicy(cfg.model.config())
+    policy = new_policy(cfg.model).to(device)
     ws = cfg.warm_start
     if ws.optimizer == "adamw":
         opt = torch.optim.AdamW(policy.parameters(), lr=ws.lr, betas=(0.9, 0.98), weight_decay=0)
@@ -262,11 +283,11 @@ def warm_started_policy(
         return batch + drills
 
     on_step = None if log is None else lambda step, loss: log(step, loss, policy)
-    warm_start(policy, opt, ByteChat(), demos, ws.steps, on_step=on_step)
+    warm_start(policy, opt, chat_tokenizer(cfg.model), demos, ws.steps, on_step=on_step)
     return policy
 
 
-def train(cfg: RunConfig, policy: BytePolicy | None = None, progress: bool = True) -> list[dict]:
+def train(cfg: RunConfig, policy: nn.Module | None = None, progress: bool = True) -> list[dict]:
     """Run warm start (unless `policy` is given) and RL; returns the log records (also
     written to `<out_dir>/log.jsonl`)."""
     from rich.progress import Progress
@@ -276,7 +297,7 @@ def train(cfg: RunConfig, policy: BytePolicy | None = None, progress: bool = Tru
     log_path = out / "log.jsonl"
     partial = log_path.with_suffix(".jsonl.partial")
     records: list[dict] = []
-    tok = ByteChat()
+    tok = chat_tokenizer(cfg.model)
     train_regs, _ = cfg.toolgrid.registries()
     tasks = eval_tasks(cfg)
     detectors = [DETECTORS[name]() for name in cfg.feedback.detectors]
