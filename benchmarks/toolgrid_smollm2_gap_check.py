@@ -31,13 +31,12 @@ import torch
 from etude.recipes.toolgrid.hint_reading import gap_check, predicts_benefit
 from etude.recipes.toolgrid.train import load_config, new_policy, warm_started_policy
 
-ROOT = Path(__file__).parents[1]
 RESULTS = Path(__file__).parent / "results"
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--config", default=str(ROOT / "configs/toolgrid-smollm2.toml"))
+    parser.add_argument("--config", default="configs/toolgrid-smollm2.toml")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--steps", type=int, help="warm-start steps (default: the config's)")
     parser.add_argument("--tasks", type=int, default=300)
@@ -67,7 +66,7 @@ def main() -> int:
     print(f"after the warm start: {after['prediction']}", flush=True)
     tenth = max(len(losses) // 10, 1)
     out = {
-        "config": str(Path(args.config).resolve().relative_to(ROOT)),
+        "config": args.config,
         "pretrained": cfg.model.pretrained,
         "device": args.device,
         "warm_start": {
