@@ -1,6 +1,8 @@
-"""`etude rl --config configs/toolgrid.toml`: warm-start the tiny policy on noisy scripted
-demonstrations, then train it on ToolGrid with RL + targeted textual feedback, evaluating on
-held-out tool registries. `[loss.modes]` picks how each hint category enters the update,
+"""`etude rl --config configs/toolgrid.toml`: warm-start the tiny policy (or, with `[model]
+pretrained`, a pretrained chat model such as SmolLM2: configs/toolgrid-smollm2.toml) on noisy
+scripted demonstrations, then train it on ToolGrid with RL + targeted textual feedback,
+evaluating on held-out tool registries; episodes are sampled `[rl] rollout_batch` at a time
+in one KV cache. `[loss.modes]` picks how each hint category enters the update,
 `[teacher]` whose weights the hinted teacher runs with (`etude.rl.teacher_weights`).
 Writes `log.jsonl` (one record per step and per evaluation), `plots.png`, and `policy.pt`
 under the run directory."""
