@@ -33,7 +33,7 @@ from etude.rl.trajectory import (
     with_sample,
     without_samples,
 )
-from etude.serving.native import rollout, rollouts
+from etude.serving.native import rollout, rollouts, turn_format
 
 REG = Registry((("zop", "add"), ("kav", "neg")))
 TASK = Task(REG, (Request("add", (3, 4)), Request("neg", (2,))), "t")
@@ -196,6 +196,14 @@ def test_batched_rollouts_equal_one_at_a_time(temperature, end_bias):
     assert {ep.done for ep in batched} == {True, False}  # some ran out of room in the cache
     if temperature > 0:
         assert finishes == {"stop", "length"}
+
+
+def test_rollouts_refuse_a_generator_count_or_tokenizer_they_cannot_use():
+    policy = BytePolicy(ModelSettings(dim=32, n_layers=1, dense_ffn_dim=64).config())
+    with pytest.raises(ValueError, match="one generator per episode: 2 episodes, 1"):
+        rollouts(policy, ByteChat(), _mixed_episodes()[:2], [torch.Generator()])
+    with pytest.raises(TypeError, match="no turn format known for object"):
+        turn_format(object())
 
 
 TINY_RUN = """

@@ -60,6 +60,8 @@ def turn_format(tok: ChatTokenizer) -> TurnFormat:
     if isinstance(tok, ByteChat):
         return TurnFormat(ord(tok.END), tok.parse_assistant)
     if isinstance(tok, HFChat):
+        if tok.tokenizer.eos_token_id is None:
+            raise TemplateError("the tokenizer has no end-of-sequence token to end a turn on")
         return TurnFormat(tok.tokenizer.eos_token_id, parse_assistant)
     raise TypeError(f"no turn format known for {type(tok).__name__}; pass `turns`")
 
