@@ -171,3 +171,14 @@ def test_pretrained_warm_start_lowers_demonstration_loss_then_checks_and_trains(
     (record,) = [r for r in train(one_step, policy=warm, progress=False) if "step" in r]
     assert record["errors"] == [] and record["sampled_tokens"] > 0
     assert record["logprob_gap_max"] < 1e-4  # the trainer recomputes the sampler's log-probs
+
+
+def test_the_smollm2_config_parses():
+    """The prepared SmolLM2 command's config (the model itself is not loaded here)."""
+    from pathlib import Path
+
+    from etude.recipes.toolgrid.train import load_config
+
+    cfg = load_config(Path(__file__).parents[1] / "configs" / "toolgrid-smollm2.toml")
+    assert cfg.model.pretrained == "smollm2" and cfg.warm_start.steps > 0
+    assert set(cfg.loss.modes.values()) == {"advantage_weight"}
