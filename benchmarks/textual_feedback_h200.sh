@@ -8,8 +8,8 @@
 #     bash benchmarks/textual_feedback_h200.sh
 #         -> benchmarks/results/textual_feedback_modes.json and .png
 #
-# The tiny byte policy samples one token at a time at batch 1: it runs on the machine's CPU
-# cores, one thread per run, not on the GPU (the ToolGrid trainer has no CUDA path). Not run
+# The tiny byte policy is too small to gain from the GPU: it runs on the machine's CPU
+# cores, one thread per run (the ToolGrid RL trainer has no CUDA path). Not run
 # yet: no GPU machine was available when it was written. Resumable like the CPU version.
 set -euo pipefail
 cd "$(dirname "$0")/.."

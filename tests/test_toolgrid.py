@@ -33,7 +33,7 @@ from etude.rl.trajectory import (
     with_sample,
     without_samples,
 )
-from etude.serving.native import rollout
+from etude.serving.native import rollout, rollouts, turn_format
 
 REG = Registry((("zop", "add"), ("kav", "neg")))
 TASK = Task(REG, (Request("add", (3, 4)), Request("neg", (2,))), "t")
@@ -161,6 +161,51 @@ def test_kv_cache_sampling_equals_sampling_without_cache():
         torch.testing.assert_close(torch.tensor(x.logprobs), torch.tensor(y.logprobs))
 
 
+def _mixed_episodes() -> list[Episode]:
+    """Episodes of one to three requests, with and without slack: they end at different
+    turns (a random policy answers every request wrongly at once, or runs out of room)."""
+    rng = random.Random(3)
+    train, _ = split_registries(0, 6, 2, 3)
+    return [Episode(sample_task(train[k], 1 + k % 3, rng, f"t{k}"), slack=k % 2) for k in range(6)]
+
+
+@pytest.mark.parametrize(("temperature", "end_bias"), [(0.0, 0.5), (1.0, 1.0)])
+def test_batched_rollouts_equal_one_at_a_time(temperature, end_bias):
+    """Six episodes in one cache (each at its own length, `start_pos` per row) give the same
+    tokens, messages and finish reasons as each played alone with the same generator;
+    greedy, and sampled from per-episode generators."""
+    torch.manual_seed(0)
+    policy = BytePolicy(ModelSettings(dim=32, n_layers=2, dense_ffn_dim=64).config())
+    policy.bias[ord(ByteChat.END)] = end_bias  # turns of different lengths
+    tok, limits = ByteChat(), {"temperature": temperature, "max_turn_tokens": 10, "max_len": 130}
+    batched, alone = _mixed_episodes(), _mixed_episodes()
+    rollouts(policy, tok, batched, [torch.Generator().manual_seed(k) for k in range(6)], **limits)
+    for k, ep in enumerate(alone):
+        rollout(policy, tok, ep, torch.Generator().manual_seed(k), **limits)
+    finishes = set()
+    for a, b in zip(batched, alone):
+        assert without_samples(a.messages) == without_samples(b.messages)
+        assert a.done == b.done
+        for x, y in zip(a.messages, b.messages):
+            if x["role"] == "assistant":
+                sx, sy = sample_of(x), sample_of(y)
+                assert sx.ids == sy.ids and sx.finish == sy.finish
+                torch.testing.assert_close(torch.tensor(sx.logprobs), torch.tensor(sy.logprobs))
+                finishes.add(sx.finish)
+    assert len({ep.assistant_turns() for ep in batched}) > 1  # they ended at different turns
+    assert {ep.done for ep in batched} == {True, False}  # some ran out of room in the cache
+    if temperature > 0:
+        assert finishes == {"stop", "length"}
+
+
+def test_rollouts_refuse_a_generator_count_or_tokenizer_they_cannot_use():
+    policy = BytePolicy(ModelSettings(dim=32, n_layers=1, dense_ffn_dim=64).config())
+    with pytest.raises(ValueError, match="one generator per episode: 2 episodes, 1"):
+        rollouts(policy, ByteChat(), _mixed_episodes()[:2], [torch.Generator()])
+    with pytest.raises(TypeError, match="no turn format known for object"):
+        turn_format(object())
+
+
 TINY_RUN = """
 env = "toolgrid"
 seed = 0
@@ -221,6 +266,10 @@ def test_etude_rl_config_trains_and_writes_log_and_plots(tmp_path, capsys):
         (
             'env = "toolgrid"\n[loss]\nlambda_schedule = "cosine"\n',
             "[loss] lambda_schedule must be 'constant' or 'linear', got 'cosine'",
+        ),
+        (
+            'env = "toolgrid"\n[rl]\nrollout_batch = 0\n',
+            "[rl] rollout_batch must be at least 1, got 0",
         ),
         ("env = ", "not valid TOML"),
     ],

@@ -32,11 +32,11 @@ from pathlib import Path
 import torch
 
 from etude.recipes.toolgrid.hint_reading import gap_check, predicts_benefit
-from etude.recipes.toolgrid.policy import BytePolicy
 from etude.recipes.toolgrid.train import (
     TARGETED,
     RunConfig,
     load_config,
+    new_policy,
     train,
     warm_started_policy,
 )
@@ -91,7 +91,7 @@ def arms(base: RunConfig, lam: float, frozen: TeacherSettings = FROZEN) -> dict[
 def _run(job: tuple[str, int, RunConfig, dict]) -> tuple[str, int, list[dict], float]:
     name, seed, cfg, state = job
     torch.set_num_threads(1)
-    policy = BytePolicy(cfg.model.config())
+    policy = new_policy(cfg.model)
     policy.load_state_dict(state)
     start = time.perf_counter()
     records = train(cfg, policy=policy, progress=False)
@@ -157,7 +157,7 @@ def run_experiment(
     warm_path, check_path = runs / "warm_start.pt", runs / "gap_check.json"
     reused = identity_path.exists() and warm_path.exists()
     if reused:
-        warm = BytePolicy(base.model.config())
+        warm = new_policy(base.model)
         warm.load_state_dict(torch.load(warm_path))
     else:
         train_regs, _ = base.toolgrid.registries()

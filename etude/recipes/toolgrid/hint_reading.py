@@ -26,26 +26,34 @@ import random
 import statistics
 
 import torch
+from torch import nn
 
 from etude.envs.toolgrid import ARGS, NAMES, Episode, Task, call_message, sample_task
-from etude.recipes.toolgrid.policy import BytePolicy
-from etude.recipes.toolgrid.train import PLACEBO_TEXT, RunConfig, play
+from etude.recipes.toolgrid.train import PLACEBO_TEXT, RunConfig, chat_tokenizer, play
 from etude.rl.feedback.detectors import not_found_text
-from etude.rl.trajectory import ByteChat, Message, tokenize
+from etude.rl.trajectory import ByteChat, ChatTokenizer, Message, tokenize
 
 CONTEXTS = ("none", "hint", "placebo")
 
 
-def turn_score(policy: BytePolicy, messages: list[Message], name_offset: int) -> tuple[float, bool]:
-    """(log-probability of the last message's trainable tokens, whether the byte
-    `name_offset` bytes into that message is the arg-max) under teacher forcing."""
-    t = tokenize(messages, ByteChat())
+def turn_score(
+    policy: nn.Module, messages: list[Message], name_offset: int, tok: ChatTokenizer | None = None
+) -> tuple[float, bool]:
+    """(log-probability of the last message's trainable tokens, whether the token holding
+    the character `name_offset` characters into that message's text is the arg-max) under
+    teacher forcing, in `tok`'s template (default ByteChat, where that token is the byte)."""
+    tok = tok or ByteChat()
+    t = tokenize(messages, tok)
+    device = next(policy.parameters()).device
     with torch.no_grad():
-        logp = torch.log_softmax(policy(t.tokens[None, :-1])[0].float(), -1)
+        logp = torch.log_softmax(policy(t.tokens[None, :-1].to(device))[0].float(), -1).cpu()
     target = t.tokens[1:]
     scored = t.trainable[1:] & (t.turn[1:] == len(messages) - 1)
     token_logp = logp.gather(-1, target[:, None])[:, 0]
-    name_pos = int(scored.nonzero()[0, 0]) + name_offset
+    turn = scored.nonzero()[:, 0]
+    ids = target[turn].tolist()
+    k = next(k for k in range(len(ids)) if len(tok.decode(ids[: k + 1])) > name_offset)
+    name_pos = int(turn[k])
     return float(token_logp[scored].sum()), bool(logp[name_pos].argmax() == target[name_pos])
 
 
@@ -69,19 +77,20 @@ def first_call_contexts(task: Task, rng: random.Random) -> tuple[dict[str, list[
     return {k: [*base, *v, call] for k, v in extra.items()}, len(req.function) + 1
 
 
-def hint_reading(policy: BytePolicy, cfg: RunConfig, tasks: int = 300, seed: int = 0) -> dict:
-    """Per context: median log-probability of the correct turn and first-name-byte accuracy;
-    for hint and placebo, the median per-task gain over none. Tasks cycle through the
-    held-out registries of `cfg`."""
+def hint_reading(policy: nn.Module, cfg: RunConfig, tasks: int = 300, seed: int = 0) -> dict:
+    """Per context: median log-probability of the correct turn and first-name-byte accuracy
+    (the name's first token, for a pretrained policy's tokenizer); for hint and placebo, the
+    median per-task gain over none. Tasks cycle through the held-out registries of `cfg`."""
     tg = cfg.toolgrid
     _, heldout = tg.registries()
     rng = random.Random(seed)
+    tok = chat_tokenizer(cfg.model)
     scores: dict[str, list[tuple[float, bool]]] = {c: [] for c in CONTEXTS}
     for i in range(tasks):
         task = sample_task(heldout[i % len(heldout)], tg.n_requests, rng)
         contexts, offset = first_call_contexts(task, rng)
         for c, messages in contexts.items():
-            scores[c].append(turn_score(policy, messages, offset))
+            scores[c].append(turn_score(policy, messages, offset, tok))
     out: dict = {"tasks": tasks, "chance_first_byte_among_offered": 1 / tg.n_tools}
     for c, rows in scores.items():
         out[c] = {
@@ -103,7 +112,7 @@ def reads_hints(result: dict, min_gain: float = 0.5) -> bool:
 
 
 def hinted_success(
-    policy: BytePolicy, cfg: RunConfig, episodes: int = 100, seed: int = 0
+    policy: nn.Module, cfg: RunConfig, episodes: int = 100, seed: int = 0
 ) -> dict[str, float]:
     """Success rate of sampled held-out episodes played from the start ("none") and with
     the tool-not-found hint of `first_call_contexts` inserted before the first assistant
@@ -111,22 +120,24 @@ def hinted_success(
     tg = cfg.toolgrid
     _, heldout = tg.registries()
     rng = random.Random(seed + 1)
-    wins = {"none": 0.0, "hint": 0.0}
+    played: dict[str, list[Episode]] = {"none": [], "hint": []}
     for i in range(episodes):
         task = sample_task(heldout[i % len(heldout)], tg.n_requests, rng)
         contexts, _ = first_call_contexts(task, rng)
-        for c in wins:
-            ep = Episode(task, tg.slack)
+        for c, eps in played.items():
+            eps.append(Episode(task, tg.slack))
             if c == "hint":
-                ep.messages.append(contexts["hint"][2])
-            play(policy, ByteChat(), ep, torch.Generator().manual_seed(seed * 100_003 + i), cfg)
-            wins[c] += ep.reward
-    out = {c: w / episodes for c, w in wins.items()}
+                eps[-1].messages.append(contexts["hint"][2])
+    seeds = [seed * 100_003 + i for i in range(episodes)]
+    out = {}
+    for c, eps in played.items():
+        play(policy, chat_tokenizer(cfg.model), eps, seeds, cfg)
+        out[c] = sum(ep.reward for ep in eps) / episodes
     return {"episodes": episodes, **out, "gap": out["hint"] - out["none"]}
 
 
 def gap_check(
-    policy: BytePolicy, cfg: RunConfig, tasks: int = 300, episodes: int = 100, seed: int = 0
+    policy: nn.Module, cfg: RunConfig, tasks: int = 300, episodes: int = 100, seed: int = 0
 ) -> dict:
     """Both halves of the pre-flight check: `hint_reading`'s result with the hinted
     continuation's success under "success", and the predicted benefit in words."""

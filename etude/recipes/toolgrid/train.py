@@ -1,6 +1,8 @@
-"""`etude rl --config configs/toolgrid.toml`: warm-start the tiny policy on noisy scripted
-demonstrations, then train it on ToolGrid with RL + targeted textual feedback, evaluating on
-held-out tool registries. `[loss.modes]` picks how each hint category enters the update,
+"""`etude rl --config configs/toolgrid.toml`: warm-start the tiny policy (or, with `[model]
+pretrained`, a pretrained chat model such as SmolLM2: configs/toolgrid-smollm2.toml) on noisy
+scripted demonstrations, then train it on ToolGrid with RL + targeted textual feedback,
+evaluating on held-out tool registries; episodes are sampled `[rl] rollout_batch` at a time
+in one KV cache. `[loss.modes]` picks how each hint category enters the update,
 `[teacher]` whose weights the hinted teacher runs with (`etude.rl.teacher_weights`).
 Writes `log.jsonl` (one record per step and per evaluation), `plots.png`, and `policy.pt`
 under the run directory."""
@@ -16,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import torch
+from torch import nn
 
 from etude.config import from_dict, read_toml
 from etude.envs.toolgrid import (
@@ -30,13 +33,14 @@ from etude.envs.toolgrid import (
 )
 from etude.models import MoEConfig
 from etude.recipes.toolgrid.policy import BytePolicy, muon_optimizer
+from etude.recipes.toolgrid.pretrained import pretrained_chat, pretrained_policy
 from etude.recipes.toolgrid.warmstart import warm_start
 from etude.rl.feedback import DETECTORS, Hint, detect_all
 from etude.rl.policy import NativePolicy
 from etude.rl.teacher_weights import TeacherSettings, TeacherWeights
-from etude.rl.trajectory import ByteChat, Trajectory
+from etude.rl.trajectory import ByteChat, ChatTokenizer, Trajectory
 from etude.rl.update import StepSettings, rl_update, scheduled
-from etude.serving.native import rollout
+from etude.serving.native import rollouts
 
 PLACEBO_TEXT = "Note: the weather report says it will be mild and dry this afternoon."
 TARGETED = ("tool_not_found", "invalid_arguments")
@@ -44,6 +48,11 @@ TARGETED = ("tool_not_found", "invalid_arguments")
 
 @dataclass
 class ModelSettings:
+    """The byte policy's shape, or `pretrained`: a checkpoint to start from instead
+    ("smollm2", a Hugging Face directory or a GGUF file; `etude.recipes.toolgrid.pretrained`),
+    whose own shape then applies. `max_seq_len` bounds an episode's tokens either way."""
+
+    pretrained: str = ""
     dim: int = 64
     n_layers: int = 3
     n_heads: int = 4
@@ -67,6 +76,19 @@ class ModelSettings:
             dense_ffn_dim=self.dense_ffn_dim,
             max_seq_len=self.max_seq_len,
         )
+
+
+def new_policy(settings: ModelSettings) -> nn.Module:
+    """A randomly initialized byte policy of these settings, or the pretrained checkpoint."""
+    if settings.pretrained:
+        return pretrained_policy(settings.pretrained)
+    return BytePolicy(settings.config())
+
+
+def chat_tokenizer(settings: ModelSettings) -> ChatTokenizer:
+    """How episodes become the policy's tokens: ByteChat for the byte policy, the
+    checkpoint's tokenizer and chat template for a pretrained one."""
+    return pretrained_chat(settings.pretrained) if settings.pretrained else ByteChat()
 
 
 @dataclass
@@ -104,6 +126,7 @@ class RLSettings:
     lr: float = 0.005
     temperature: float = 1.0
     max_turn_tokens: int = 40
+    rollout_batch: int = 64  # episodes sampled together in one KV cache
 
 
 @dataclass
@@ -151,6 +174,8 @@ def parse_config(data: dict) -> RunConfig:
             "[loss] lambda_schedule must be 'constant' or 'linear', "
             f"got {cfg.loss.lambda_schedule!r}"
         )
+    if cfg.rl.rollout_batch < 1:
+        raise ValueError(f"[rl] rollout_batch must be at least 1, got {cfg.rl.rollout_batch}")
     if cfg.loss.scope not in ("turn", "trajectory"):
         raise ValueError(f"[loss] scope must be 'turn' or 'trajectory', got {cfg.loss.scope!r}")
     return cfg
@@ -172,28 +197,42 @@ def _hints(traj: Trajectory, detectors, placebo: bool) -> list[Hint]:
     return found
 
 
-def play(policy, tok: ByteChat, ep: Episode, gen: torch.Generator, cfg: RunConfig) -> Episode:
-    """`ep` played out by sampling at the run's temperature and length limits."""
-    rollout(
-        policy,
-        tok,
-        ep,
-        gen,
-        temperature=cfg.rl.temperature,
-        max_turn_tokens=cfg.rl.max_turn_tokens,
-        max_len=cfg.model.max_seq_len,
-    )
-    return ep
+def play(
+    policy, tok: ChatTokenizer, episodes: list[Episode], seeds: list[int], cfg: RunConfig
+) -> list[Episode]:
+    """`episodes` played out together, `cfg.rl.rollout_batch` at a time, at the run's
+    temperature and length limits; episode k samples from a generator seeded `seeds[k]`, so
+    it plays the same whichever episodes share its batch."""
+    if len(seeds) != len(episodes):
+        raise ValueError(f"one seed per episode: {len(episodes)} episodes, {len(seeds)} seeds")
+    size = cfg.rl.rollout_batch
+    for at in range(0, len(episodes), size):
+        rollouts(
+            policy,
+            tok,
+            episodes[at : at + size],
+            [torch.Generator().manual_seed(s) for s in seeds[at : at + size]],
+            temperature=cfg.rl.temperature,
+            max_turn_tokens=cfg.rl.max_turn_tokens,
+            max_len=cfg.model.max_seq_len,
+        )
+    return episodes
 
 
-def evaluate(policy, tok: ByteChat, tasks, cfg: RunConfig, seed: int) -> dict:
+def episode_seeds(rng: random.Random, n: int) -> list[int]:
+    """`n` sampling seeds (63-bit) drawn from `rng`."""
+    return [rng.getrandbits(63) for _ in range(n)]
+
+
+def evaluate(policy, tok: ChatTokenizer, tasks, cfg: RunConfig, seed: int) -> dict:
     """Success rate, targeted error rate (tool-not-found or invalid-argument calls per call)
-    and tool calls per episode of sampled rollouts on `tasks`. (The error rate alone can
-    fall because a policy stops calling tools; calls per episode shows that.)"""
-    gen = torch.Generator().manual_seed(seed)
+    and tool calls per episode of sampled rollouts on `tasks` (the sampling seeds drawn from
+    `seed`). (The error rate alone can fall because a policy stops calling tools; calls per
+    episode shows that.)"""
+    episodes = [Episode(task, cfg.toolgrid.slack) for task in tasks]
+    play(policy, tok, episodes, episode_seeds(random.Random(seed), len(tasks)), cfg)
     success = errors = calls = 0
-    for task in tasks:
-        ep = play(policy, tok, Episode(task, cfg.toolgrid.slack), gen, cfg)
+    for ep in episodes:
         success += ep.reward
         e, c = tool_errors(ep.trajectory())
         errors, calls = errors + e, calls + c
@@ -217,13 +256,14 @@ def eval_tasks(cfg: RunConfig) -> list[Task]:
 def warm_started_policy(
     cfg: RunConfig,
     train: list[Registry],
-    log: Callable[[int, float, BytePolicy], None] | None = None,
-) -> BytePolicy:
-    """A policy trained on `cfg.warm_start.steps` batches of noisy demonstrations (and lookup
-    drills, when `cfg.warm_start.drills` asks for them). `log(step, loss, policy)` runs after
-    each step."""
+    log: Callable[[int, float, nn.Module], None] | None = None,
+    device: torch.device | str = "cpu",
+) -> nn.Module:
+    """A policy (`new_policy`, on `device`) trained on `cfg.warm_start.steps` batches of
+    noisy demonstrations (and lookup drills, when `cfg.warm_start.drills` asks for them) in
+    its chat template. `log(step, loss, policy)` runs after each step."""
     torch.manual_seed(cfg.seed)
-    policy = BytePolicy(cfg.model.config())
+    policy = new_policy(cfg.model).to(device)
     ws = cfg.warm_start
     if ws.optimizer == "adamw":
         opt = torch.optim.AdamW(policy.parameters(), lr=ws.lr, betas=(0.9, 0.98), weight_decay=0)
@@ -245,11 +285,11 @@ def warm_started_policy(
         return batch + drills
 
     on_step = None if log is None else lambda step, loss: log(step, loss, policy)
-    warm_start(policy, opt, ByteChat(), demos, ws.steps, on_step=on_step)
+    warm_start(policy, opt, chat_tokenizer(cfg.model), demos, ws.steps, on_step=on_step)
     return policy
 
 
-def train(cfg: RunConfig, policy: BytePolicy | None = None, progress: bool = True) -> list[dict]:
+def train(cfg: RunConfig, policy: nn.Module | None = None, progress: bool = True) -> list[dict]:
     """Run warm start (unless `policy` is given) and RL; returns the log records (also
     written to `<out_dir>/log.jsonl`)."""
     from rich.progress import Progress
@@ -259,7 +299,7 @@ def train(cfg: RunConfig, policy: BytePolicy | None = None, progress: bool = Tru
     log_path = out / "log.jsonl"
     partial = log_path.with_suffix(".jsonl.partial")
     records: list[dict] = []
-    tok = ByteChat()
+    tok = chat_tokenizer(cfg.model)
     train_regs, _ = cfg.toolgrid.registries()
     tasks = eval_tasks(cfg)
     detectors = [DETECTORS[name]() for name in cfg.feedback.detectors]
@@ -280,21 +320,21 @@ def train(cfg: RunConfig, policy: BytePolicy | None = None, progress: bool = Tru
         teacher = TeacherWeights(cfg.teacher, policy)
         window: list[float] = []  # training rewards since the teacher's last reward check
         rng = random.Random(cfg.seed + 1)
-        gen = torch.Generator().manual_seed(cfg.seed + 2)
+        sampling = random.Random(cfg.seed + 2)  # the episodes' sampling seeds
         episodes = 0
         emit({"episodes": 0, **evaluate(policy, tok, tasks, cfg, cfg.seed + 3)})
         task = bar.add_task("RL", total=cfg.rl.steps)
         for step in range(cfg.rl.steps):
             start = time.perf_counter()
-            trajs, groups = [], []
+            played, groups = [], []
             for g in range(cfg.rl.tasks_per_step):
                 t = sample_task(
                     rng.choice(train_regs), cfg.toolgrid.n_requests, rng, f"s{step}g{g}"
                 )
-                for _ in range(cfg.rl.group_size):
-                    ep = play(policy, tok, Episode(t, cfg.toolgrid.slack), gen, cfg)
-                    trajs.append(ep.trajectory())
-                    groups.append(g)
+                played += [Episode(t, cfg.toolgrid.slack) for _ in range(cfg.rl.group_size)]
+                groups += [g] * cfg.rl.group_size
+            play(policy, tok, played, episode_seeds(sampling, len(played)), cfg)
+            trajs = [ep.trajectory() for ep in played]
             episodes += len(trajs)
             hints = [_hints(t, detectors, cfg.feedback.placebo) for t in trajs]
             sample_s = time.perf_counter() - start

@@ -20,13 +20,14 @@ def warm_start(
     steps: int,
     on_step: Callable[[int, float], None] | None = None,
 ) -> list[float]:
-    """`steps` optimizer steps on batches `demos(step)` (lists of message lists); returns the
-    losses."""
+    """`steps` optimizer steps on batches `demos(step)` (lists of message lists, tokenized
+    with `tok`, on the policy's device); returns the losses."""
     losses = []
+    device = next(policy.parameters()).device
     for step in range(steps):
         tokenized = [tokenize(m, tok) for m in demos(step)]
         tokens, mask = pad_batch([t.tokens for t in tokenized], [t.trainable for t in tokenized])
-        loss = sft_loss(policy, tokens, mask)
+        loss = sft_loss(policy, tokens.to(device), mask)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()
