@@ -153,10 +153,9 @@ def _bound_names(tree: ast.AST) -> dict[str, str]:
             and isinstance(node.value.func, ast.Name | ast.Attribute)
             and ast.unparse(node.value.func) in ("importlib.import_module", "__import__")
             and node.value.args
-            and isinstance(node.value.args[0], ast.Constant)
-            and isinstance(node.value.args[0].value, str)
+            and (module := const_str(node.value.args[0])) is not None
         ):
-            names[node.targets[0].id] = node.value.args[0].value
+            names[node.targets[0].id] = module
         elif (  # libc = ctypes.CDLL(None): a handle on a C library
             isinstance(node, ast.Assign)
             and len(node.targets) == 1
@@ -176,7 +175,8 @@ def _bound_names(tree: ast.AST) -> dict[str, str]:
 
 
 def _loaded_module(node: ast.AST) -> str | None:
-    """The module `sys.modules.get("m")` or `sys.modules["m"]` names, else None."""
+    """The module `sys.modules.get("m")` or `sys.modules["m"]` names (also spelled
+    `"_py" + "test"`), else None."""
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args:
         source, key = node.func.value, node.args[0]
         if node.func.attr != "get":
@@ -187,7 +187,7 @@ def _loaded_module(node: ast.AST) -> str | None:
         return None
     if ast.unparse(source) != "sys.modules":
         return None
-    return key.value if isinstance(key, ast.Constant) and isinstance(key.value, str) else None
+    return const_str(key)
 
 
 def dotted(node: ast.AST, aliases: dict[str, str]) -> str:
@@ -200,9 +200,8 @@ def dotted(node: ast.AST, aliases: dict[str, str]) -> str:
     if isinstance(node, ast.Call):  # Path("x").read_text() -> Path.read_text
         return dotted(node.func, aliases) + ("." + ".".join(reversed(parts)) if parts else "")
     if isinstance(node, ast.Subscript) and dotted(node.value, aliases) == "sys.modules":
-        key = node.slice
-        if isinstance(key, ast.Constant) and isinstance(key.value, str):
-            return ".".join([key.value, *reversed(parts)])
+        if (key := const_str(node.slice)) is not None:
+            return ".".join([key, *reversed(parts)])
     if not isinstance(node, ast.Name):
         return ""
     root = aliases.get(node.id, node.id)
