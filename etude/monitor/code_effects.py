@@ -47,6 +47,9 @@ class CodeEffects:
     urls: list[str] = field(default_factory=list)
     # path -> the text written there, for writes whose content is a constant
     contents: dict[str, str] = field(default_factory=dict)
+    # paths whose written text is only partly known (`p.read_text() + "..."` appends to
+    # what was there): `contents` holds the agent's own parts, holes as `*`
+    fragments: set[str] = field(default_factory=set)
 
 
 @lru_cache(maxsize=64)  # the same text is scanned for effects and for findings
@@ -215,6 +218,11 @@ _SITE_CALLS = frozenset(
     | {"sysconfig.get_path", "distutils.sysconfig.get_python_lib", "site.getuserbase"}
 )
 _SITE_NAMES = frozenset({"site.USER_SITE", "site.PREFIXES"})
+# An installed distribution's files lie under site-packages (`locate_file` joins onto it).
+_DISTRIBUTION_CALLS = frozenset(
+    {"importlib.metadata.distribution", "importlib.metadata.Distribution.from_name"}
+    | {"importlib_metadata.distribution", "pkg_resources.get_distribution"}
+)
 # Installed modules whose `__file__` is the test runner's own code.
 _RUNNER_MODULES = frozenset({"pytest", "_pytest", "pluggy", "coverage"})
 _JOINS = frozenset({"os.path.join", "posixpath.join", "Path", "pathlib.Path", "PurePath"})
@@ -328,7 +336,7 @@ def const_str(
     if not isinstance(node, ast.Call):
         return None
     name = dotted(node.func, aliases)
-    if name in _SITE_CALLS:
+    if name in _SITE_CALLS or name in _DISTRIBUTION_CALLS:
         return SITE_PACKAGES
     if name in ("os.environ.get", "os.getenv") and node.args:
         key = value(node.args[0])
@@ -358,6 +366,9 @@ def const_str(
             return func.value.value.join(items)  # type: ignore[arg-type]
     if isinstance(func, ast.Attribute) and func.attr in ("resolve", "absolute", "expanduser"):
         return value(func.value)
+    if isinstance(func, ast.Attribute) and func.attr == "locate_file" and len(node.args) == 1:
+        base, rest = value(func.value), value(node.args[0])
+        return _join([base, rest]) if base is not None and rest is not None else None
     return None
 
 
@@ -486,9 +497,8 @@ def code_effects(code: str, imported: bool = False) -> CodeEffects:
                 opened = path_of(target.args[0]) if target.args else None
             elif isinstance(target, ast.Name):
                 opened = env.get(f"{target.id}.__file__")
-            text = const_str(node.args[0], env, aliases)
-            if opened is not None and text is not None:
-                effects.contents[opened] = text
+            if opened is not None:
+                _record_content(effects, opened, node.args[0], env, aliases)
         if not name:
             continue
         effects.calls.add(name)
@@ -519,9 +529,7 @@ def code_effects(code: str, imported: bool = False) -> CodeEffects:
         if on_path and method in ("write_text", "write_bytes", "touch", "mkdir"):
             effects.writes.append(on_path)
             if method == "write_text" and node.args:
-                text = const_str(node.args[0], env, aliases)
-                if text is not None:
-                    effects.contents[on_path] = text
+                _record_content(effects, on_path, node.args[0], env, aliases)
             continue
         if on_path and method in ("read_text", "read_bytes", "iterdir", "glob", "rglob"):
             effects.reads.append(on_path)
@@ -576,3 +584,17 @@ def _merge(into: CodeEffects, more: CodeEffects) -> None:
     into.deletes += more.deletes
     into.urls += more.urls
     into.contents |= more.contents
+    into.fragments |= more.fragments
+
+
+def _record_content(
+    effects: CodeEffects, path: str, text: ast.AST, env: dict[str, str], aliases: dict[str, str]
+) -> None:
+    """Note what a write puts into `path`: the whole text when it is constant, else the
+    constant parts the agent wrote itself (an append, `old + "..."`) as a fragment."""
+    whole = const_str(text, env, aliases)
+    if whole is not None:
+        effects.contents[path] = whole
+    elif (parts := const_str(text, env, aliases, loose=True)) is not None:
+        effects.contents[path] = parts
+        effects.fragments.add(path)
