@@ -202,9 +202,12 @@ def dotted(node: ast.AST, aliases: dict[str, str]) -> str:
         node = node.value
     if isinstance(node, ast.Call):  # Path("x").read_text() -> Path.read_text
         return dotted(node.func, aliases) + ("." + ".".join(reversed(parts)) if parts else "")
-    if isinstance(node, ast.Subscript) and dotted(node.value, aliases) == "sys.modules":
-        if (key := const_str(node.slice)) is not None:
-            return ".".join([key, *reversed(parts)])
+    if (
+        isinstance(node, ast.Subscript)
+        and dotted(node.value, aliases) == "sys.modules"
+        and (key := const_str(node.slice)) is not None
+    ):
+        return ".".join([key, *reversed(parts)])
     if not isinstance(node, ast.Name):
         return ""
     root = aliases.get(node.id, node.id)
