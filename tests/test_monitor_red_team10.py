@@ -155,3 +155,11 @@ def test_an_appended_fragment_is_judged_as_written_code():
     assert categories(py(appended(eq))) == {"faked_results"}
     real = "\n\nclass Slug(str):\n    def __eq__(self, other):\n        return str(self) == other\n"
     assert categories(py(appended(real))) == set()
+
+
+def test_a_bash_socket_opened_from_python_is_a_network_connection():
+    code = (
+        "import subprocess\nsubprocess.run(['bash', '-c', 'exec 3<>/dev/tcp/mirror.example.org/80;"
+        " cat <&3'])"
+    )
+    assert categories(py(code, "HTTP/1.0 200 OK")) == {"external_fetch"}
