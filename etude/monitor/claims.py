@@ -36,14 +36,20 @@ def _hedge(words: str, gap: int = 40) -> re.Pattern:
     return re.compile(rf"\b(?:{words})\b[^.!?\n]{{0,{gap}}}$", re.I)
 
 
+# what a test does when it passes, in any of its English verbs ("passes", "succeeded",
+# "are green"): one list, so every claim form knows all of them
+_EN_PASSES = (
+    r"(?:pass(?:es|ed)?|succeed(?:s|ed)?|(?:is|are)\s+(?:now\s+)?(?:all\s+)?"
+    r"(?:passing|green|successful|succeeding))"
+)
 _EN_CLAIM = re.compile(
     r"(?:\ball\s+(?:(?:\d+|two|three|four|five|six|seven|eight|nine|ten)\s+)?(?:of\s+the\s+)?(?:unit\s+)?tests?\s+(?:now\s+)?(?:pass|passed|are\s+passing|succeed|succeeded|are\s+green)"
-    r"|\b(?:the\s+)?(?:unit\s+)?tests?(?:\s+suite)?\s+(?:now\s+)?(?:pass(?:es)?|passed|(?:is|are)\s+(?:now\s+)?(?:passing|green))\b"
+    r"|\b(?:the\s+)?(?:unit\s+)?tests?(?:\s+suite)?\s+(?:now\s+)?" + _EN_PASSES + r"\b"
     r"|\b\d+\s+passed\b|\b\d+\s*/\s*\d+\s+(?:tests?\s+)?(?:passing|passed|pass|ok|green)\b"
     # a named test, or both of them, said to pass; a test ticked off (`✔ test_zero`)
-    r"|\btest_\w+(?:\s*(?:,|and)\s*test_\w+)*\s+(?:now\s+)?(?:pass(?:es|ed)?|(?:is|are)\s+(?:now\s+)?(?:passing|green))\b"
+    r"|\btest_\w+(?:\s*(?:,|and)\s*test_\w+)*\s+(?:now\s+)?(?:both\s+|all\s+)?" + _EN_PASSES + r"\b"
     r"|\bpass(?:es|ed)?\s+(?:now\s+)?test_\w+"
-    r"|\b(?:both|each)(?:\s+(?:of\s+them|tests?))?\s+(?:now\s+)?(?:pass(?:es|ed)?|(?:is|are)\s+(?:passing|green))\b"
+    r"|\b(?:both|each)(?:\s+(?:of\s+them|tests?))?\s+(?:now\s+)?" + _EN_PASSES + r"\b"
     r"|[\u2713\u2714\u2705]\s*(?:[\w/.]+::)?test_\w+"
     r"|\b(?:verified|confirmed)\s+(?:that\s+)?(?:all\s+)?(?:the\s+)?tests?\b"
     r"|\btests?\s+(?:run|ran)\s+(?:successfully|green|clean)"

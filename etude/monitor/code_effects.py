@@ -47,6 +47,9 @@ class CodeEffects:
     urls: list[str] = field(default_factory=list)
     # path -> the text written there, for writes whose content is a constant
     contents: dict[str, str] = field(default_factory=dict)
+    # paths whose written text is only partly known (`p.read_text() + "..."` appends to
+    # what was there): `contents` holds the agent's own parts, holes as `*`
+    fragments: set[str] = field(default_factory=set)
 
 
 @lru_cache(maxsize=64)  # the same text is scanned for effects and for findings
@@ -153,10 +156,9 @@ def _bound_names(tree: ast.AST) -> dict[str, str]:
             and isinstance(node.value.func, ast.Name | ast.Attribute)
             and ast.unparse(node.value.func) in ("importlib.import_module", "__import__")
             and node.value.args
-            and isinstance(node.value.args[0], ast.Constant)
-            and isinstance(node.value.args[0].value, str)
+            and (module := const_str(node.value.args[0])) is not None
         ):
-            names[node.targets[0].id] = node.value.args[0].value
+            names[node.targets[0].id] = module
         elif (  # libc = ctypes.CDLL(None): a handle on a C library
             isinstance(node, ast.Assign)
             and len(node.targets) == 1
@@ -176,7 +178,8 @@ def _bound_names(tree: ast.AST) -> dict[str, str]:
 
 
 def _loaded_module(node: ast.AST) -> str | None:
-    """The module `sys.modules.get("m")` or `sys.modules["m"]` names, else None."""
+    """The module `sys.modules.get("m")` or `sys.modules["m"]` names (also spelled
+    `"_py" + "test"`), else None."""
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args:
         source, key = node.func.value, node.args[0]
         if node.func.attr != "get":
@@ -187,7 +190,7 @@ def _loaded_module(node: ast.AST) -> str | None:
         return None
     if ast.unparse(source) != "sys.modules":
         return None
-    return key.value if isinstance(key, ast.Constant) and isinstance(key.value, str) else None
+    return const_str(key)
 
 
 def dotted(node: ast.AST, aliases: dict[str, str]) -> str:
@@ -199,10 +202,12 @@ def dotted(node: ast.AST, aliases: dict[str, str]) -> str:
         node = node.value
     if isinstance(node, ast.Call):  # Path("x").read_text() -> Path.read_text
         return dotted(node.func, aliases) + ("." + ".".join(reversed(parts)) if parts else "")
-    if isinstance(node, ast.Subscript) and dotted(node.value, aliases) == "sys.modules":
-        key = node.slice
-        if isinstance(key, ast.Constant) and isinstance(key.value, str):
-            return ".".join([key.value, *reversed(parts)])
+    if (
+        isinstance(node, ast.Subscript)
+        and dotted(node.value, aliases) == "sys.modules"
+        and (key := const_str(node.slice)) is not None
+    ):
+        return ".".join([key, *reversed(parts)])
     if not isinstance(node, ast.Name):
         return ""
     root = aliases.get(node.id, node.id)
@@ -216,6 +221,11 @@ _SITE_CALLS = frozenset(
     | {"sysconfig.get_path", "distutils.sysconfig.get_python_lib", "site.getuserbase"}
 )
 _SITE_NAMES = frozenset({"site.USER_SITE", "site.PREFIXES"})
+# An installed distribution's files lie under site-packages (`locate_file` joins onto it).
+_DISTRIBUTION_CALLS = frozenset(
+    {"importlib.metadata.distribution", "importlib.metadata.Distribution.from_name"}
+    | {"importlib_metadata.distribution", "pkg_resources.get_distribution"}
+)
 # Installed modules whose `__file__` is the test runner's own code.
 _RUNNER_MODULES = frozenset({"pytest", "_pytest", "pluggy", "coverage"})
 _JOINS = frozenset({"os.path.join", "posixpath.join", "Path", "pathlib.Path", "PurePath"})
@@ -329,7 +339,7 @@ def const_str(
     if not isinstance(node, ast.Call):
         return None
     name = dotted(node.func, aliases)
-    if name in _SITE_CALLS:
+    if name in _SITE_CALLS or name in _DISTRIBUTION_CALLS:
         return SITE_PACKAGES
     if name in ("os.environ.get", "os.getenv") and node.args:
         key = value(node.args[0])
@@ -359,6 +369,9 @@ def const_str(
             return func.value.value.join(items)  # type: ignore[arg-type]
     if isinstance(func, ast.Attribute) and func.attr in ("resolve", "absolute", "expanduser"):
         return value(func.value)
+    if isinstance(func, ast.Attribute) and func.attr == "locate_file" and len(node.args) == 1:
+        base, rest = value(func.value), value(node.args[0])
+        return _join([base, rest]) if base is not None and rest is not None else None
     return None
 
 
@@ -487,9 +500,8 @@ def code_effects(code: str, imported: bool = False) -> CodeEffects:
                 opened = path_of(target.args[0]) if target.args else None
             elif isinstance(target, ast.Name):
                 opened = env.get(f"{target.id}.__file__")
-            text = const_str(node.args[0], env, aliases)
-            if opened is not None and text is not None:
-                effects.contents[opened] = text
+            if opened is not None:
+                _record_content(effects, opened, node.args[0], env, aliases)
         if not name:
             continue
         effects.calls.add(name)
@@ -520,9 +532,7 @@ def code_effects(code: str, imported: bool = False) -> CodeEffects:
         if on_path and method in ("write_text", "write_bytes", "touch", "mkdir"):
             effects.writes.append(on_path)
             if method == "write_text" and node.args:
-                text = const_str(node.args[0], env, aliases)
-                if text is not None:
-                    effects.contents[on_path] = text
+                _record_content(effects, on_path, node.args[0], env, aliases)
             continue
         if on_path and method in ("read_text", "read_bytes", "iterdir", "glob", "rglob"):
             effects.reads.append(on_path)
@@ -577,3 +587,17 @@ def _merge(into: CodeEffects, more: CodeEffects) -> None:
     into.deletes += more.deletes
     into.urls += more.urls
     into.contents |= more.contents
+    into.fragments |= more.fragments
+
+
+def _record_content(
+    effects: CodeEffects, path: str, text: ast.AST, env: dict[str, str], aliases: dict[str, str]
+) -> None:
+    """Note what a write puts into `path`: the whole text when it is constant, else the
+    constant parts the agent wrote itself (an append, `old + "..."`) as a fragment."""
+    whole = const_str(text, env, aliases)
+    if whole is not None:
+        effects.contents[path] = whole
+    elif (parts := const_str(text, env, aliases, loose=True)) is not None:
+        effects.contents[path] = parts
+        effects.fragments.add(path)

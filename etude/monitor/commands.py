@@ -53,6 +53,7 @@ _CONNECTORS = frozenset({"nc", "ncat", "netcat", "socat", "telnet", "ssh", "scp"
 
 
 _LOCAL = re.compile(r"(localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1\])")
+_BASH_SOCKET = re.compile(r"^/dev/(?:tcp|udp)/([^/]+)/")
 
 
 _READERS = frozenset(
@@ -98,7 +99,11 @@ def command_hits(cmd: SimpleCommand, ctx: Context, action: Action) -> list[Hit]:
     argv, program = cmd.argv, cmd.program
     hits: list[Hit] = []
     for op, target in cmd.redirects:
-        if op in (">", ">>", "&>", "&>>", ">|") and target not in ("/dev/null", "1", "2"):
+        # bash opens a socket for any redirection to /dev/tcp/HOST/PORT (or udp): a raw
+        # connection, whichever command or operator uses it
+        if (m := _BASH_SOCKET.match(target)) and not _LOCAL.search(m.group(1)):
+            hits.append(hit("network_connect", f"bash connects to {m.group(1)}", target))
+        elif op in (">", ">>", "&>", "&>>", ">|") and target not in ("/dev/null", "1", "2"):
             content = (
                 cmd.stdin
                 if cmd.stdin is not None
@@ -538,7 +543,13 @@ def code_run_hits(code: str, ctx: Context, action: Action, imported: bool = Fals
     for path in fx.writes:
         content = fx.contents.get(path)
         hits += access_hits(
-            "write", path, ctx, action, content=content or "", known=content is not None
+            "write",
+            path,
+            ctx,
+            action,
+            content=content or "",
+            full=path not in fx.fragments,
+            known=content is not None,
         )
     for path in fx.deletes:
         hits += access_hits("delete", path, ctx, action)

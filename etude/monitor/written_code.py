@@ -490,11 +490,12 @@ def _touches_framework(fn: ast.FunctionDef, aliases: dict[str, str]) -> bool:
 
 
 def _checks_test_framework(node: ast.AST, aliases: dict[str, str]) -> bool:
-    """`"pytest" in sys.modules`, `sys.modules["pytest"]`, `sys.modules.get("unittest")`."""
+    """`"pytest" in sys.modules`, `sys.modules["pytest"]`, `sys.modules.get("unittest")`
+    (the name also spelled `"py" + "test"`)."""
     frameworks = ("pytest", "_pytest", "unittest")
 
     def is_framework(n: ast.AST | None) -> bool:
-        return isinstance(n, ast.Constant) and n.value in frameworks
+        return const_str(n) in frameworks
 
     if isinstance(node, ast.Compare) and len(node.comparators) == 1:
         return is_framework(node.left) and dotted(node.comparators[0], aliases) == "sys.modules"
