@@ -15,7 +15,7 @@ import torch.distributed as dist
 
 from etude.cli import main as cli
 from etude.recipes.sft import load_examples, parse_config, train
-from etude.rl.sft import sft_example, sft_step
+from etude.rl.sft import FrozenLayersCache, all_logits, sft_example, sft_step, target_logits
 from etude.rl.trajectory import HFChat, read_jsonl, tokenize
 from etude.spawn import run_on_ranks
 
@@ -108,7 +108,7 @@ def _sequences() -> list[tuple[torch.Tensor, torch.Tensor]]:
 def _steps(model, dp_rank: int, dp_size: int) -> dict:
     opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
     losses = [
-        sft_step(lambda t: model(input_ids=t).logits, opt, _sequences(), 1, dp_rank, dp_size)
+        sft_step(target_logits(model), opt, _sequences(), 1, dp_rank, dp_size)
         for _ in range(2)
     ]
 
@@ -122,12 +122,67 @@ def _steps(model, dp_rank: int, dp_size: int) -> dict:
     }
 
 
-def _tiny_llama():
+def _tiny_llama(layers: int = 2):
     from hf_tiny import tiny_configs
     from transformers import LlamaForCausalLM
 
     torch.manual_seed(0)
-    return LlamaForCausalLM(tiny_configs()["llama"])
+    config = tiny_configs()["llama"]
+    config.num_hidden_layers = layers
+    return LlamaForCausalLM(config)
+
+
+def _gradients(model, policy, micro_batch: int) -> tuple[dict, dict]:
+    """(the step's metrics, the gradient of every trained parameter) after one sft_step
+    whose optimizer does not move the weights."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    metrics = sft_step(policy, torch.optim.SGD(params, lr=0.0), _sequences(), micro_batch)
+    grads = {n: p.grad.clone() for n, p in model.named_parameters() if p.requires_grad}
+    return metrics, grads
+
+
+def test_projection_at_targets_and_cached_frozen_layers_equal_full_logits():
+    """The vocabulary projection at target positions only (`target_logits`), and the cache
+    of frozen layers' outputs on top of it, give the full-logits loss and gradients: one
+    sequence per micro-batch and padded micro-batches of 2; the cache on its first use
+    and on its cached second."""
+    from etude.recipes.coding.loop import trainable_parameters
+
+    model = _tiny_llama(layers=3)
+    full = all_logits(lambda t: model(input_ids=t).logits)
+    for micro_batch in (1, 2):
+        want, want_grads = _gradients(model, full, micro_batch)
+        got, grads = _gradients(model, target_logits(model), micro_batch)
+        assert got == pytest.approx(want, rel=1e-6) and len(grads) == len(want_grads)
+        for name, g in grads.items():
+            torch.testing.assert_close(g, want_grads[name], rtol=1e-5, atol=1e-7, msg=name)
+    trainable_parameters(model, 1)  # the last layer and the final norm
+    cache = FrozenLayersCache(model, 1)
+    for micro_batch in (1, 2):
+        want, want_grads = _gradients(model, full, micro_batch)
+        assert sorted(want_grads) == ["model.layers.2." + n for n in LAYER] + ["model.norm.weight"]
+        for _ in range(2):  # computes the frozen part, then reads it back
+            got, grads = _gradients(model, cache, micro_batch)
+            assert got == pytest.approx(want, rel=1e-6)
+            for name, g in grads.items():
+                torch.testing.assert_close(g, want_grads[name], rtol=1e-5, atol=1e-7, msg=name)
+    assert len(cache._hidden) == 4  # the 3 sequences alone, the first padded to the second
+    model.model.layers[0].mlp.up_proj.weight.requires_grad_(True)
+    with pytest.raises(ValueError, match="layers.0.mlp.up_proj.weight trains"):
+        FrozenLayersCache(model, 1)
+
+
+LAYER = [
+    "input_layernorm.weight",
+    "mlp.down_proj.weight",
+    "mlp.gate_proj.weight",
+    "mlp.up_proj.weight",
+    "post_attention_layernorm.weight",
+    "self_attn.k_proj.weight",
+    "self_attn.o_proj.weight",
+    "self_attn.q_proj.weight",
+    "self_attn.v_proj.weight",
+]
 
 
 def _rank() -> dict:

@@ -29,7 +29,7 @@ from etude.recipes.coding.checkpoint import (
     save_checkpoint,
 )
 from etude.recipes.coding.config import OptimSettings
-from etude.rl.sft import sft_example, sft_step
+from etude.rl.sft import sft_example, sft_step, target_logits
 from etude.rl.trajectory import HFChat, JsonlWriter, TemplateError, read_jsonl
 
 RESUMABLE_CHANGES = {"steps", "checkpoint_every", "out_dir"}
@@ -191,12 +191,7 @@ def train(
                     examples[i] for i in _batches(len(examples), cfg.batch_size, cfg.seed, step - 1)
                 ]
                 start = time.perf_counter()
-                metrics = sft_step(
-                    lambda t: model(input_ids=t.to(cfg.device)).logits,
-                    optimizer,
-                    batch,
-                    cfg.micro_batch,
-                )
+                metrics = sft_step(target_logits(model), optimizer, batch, cfg.micro_batch)
                 seconds = time.perf_counter() - start
                 line = {
                     "iteration": step,
