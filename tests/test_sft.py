@@ -55,7 +55,7 @@ def _tiny(tok):
 
 def test_sft_resume_equals_an_uninterrupted_run_and_bad_input(smollm2_tokenizer, tmp_path):
     tok = smollm2_tokenizer
-    settings = {"batch_size": 2, "optim": {"train_layers": 1}, "max_tokens": 2048}
+    settings = TRAIN
     whole = _tiny(tok)
     lines = train(
         parse_config(_config(tmp_path / "whole", steps=3, **settings)), policy=(whole, tok)
@@ -108,8 +108,7 @@ def _sequences() -> list[tuple[torch.Tensor, torch.Tensor]]:
 def _steps(model, dp_rank: int, dp_size: int) -> dict:
     opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
     losses = [
-        sft_step(target_logits(model), opt, _sequences(), 1, dp_rank, dp_size)
-        for _ in range(2)
+        sft_step(target_logits(model), opt, _sequences(), 1, dp_rank, dp_size) for _ in range(2)
     ]
 
     def full(t):
@@ -185,7 +184,27 @@ LAYER = [
 ]
 
 
-def _rank() -> dict:
+TRAIN = {"batch_size": 2, "optim": {"train_layers": 1}, "max_tokens": 2048}
+
+
+def _train_and_resume(tok, out: Path) -> dict:
+    """`etude sft`'s train: 2 steps, then a resume to 3 on fresh weights; the losses of
+    the 3 steps and the final full weights."""
+    first = train(parse_config(_config(out, steps=2, **TRAIN)), policy=(_tiny(tok), tok))
+    model = _tiny(tok)
+    resumed = train(parse_config(_config(out, steps=3, **TRAIN)), policy=(model, tok), resume=True)
+
+    def full(t):
+        return t.full_tensor() if hasattr(t, "full_tensor") else t
+
+    return {
+        "sharded": all(hasattr(p, "full_tensor") for p in model.parameters()),
+        "losses": [line["loss"] for line in first + resumed],
+        "params": {n: full(p).detach().clone() for n, p in model.named_parameters()},
+    }
+
+
+def _rank(tok, out: Path) -> dict:
     from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.fsdp import fully_shard
 
@@ -194,15 +213,32 @@ def _rank() -> dict:
     for layer in model.model.layers:
         fully_shard(layer, mesh=mesh)
     fully_shard(model, mesh=mesh)
-    return _steps(model, dist.get_rank(), dist.get_world_size())
+    return {"step": _steps(model, dist.get_rank(), dist.get_world_size())} | {
+        "train": _train_and_resume(tok, out)
+    }
 
 
 @pytest.mark.dist
-def test_sft_step_on_2_fsdp2_ranks_equals_one_process():
+def test_sft_on_2_fsdp2_ranks_equals_one_process(smollm2_tokenizer, tmp_path):
+    """The step on 2 FSDP2 gloo ranks (3 sequences: one rank idle in a micro-step), and
+    `etude sft` as an application on 2 ranks (its own sharding, rank 0's checkpoint, a
+    resume that shards it again), equal one process (which caches the frozen layers)."""
     want = _steps(_tiny_llama(), 0, 1)
-    assert want["losses"][1] < want["losses"][0] and want["tokens"] == 24
-    for got in run_on_ranks(_rank, 2, timeout_s=240):
-        assert got["losses"] == pytest.approx(want["losses"], abs=1e-5)
-        assert got["tokens"] == want["tokens"]
+    cut = sum(int(m.nonzero().max()) + 1 for _, m in _sequences())  # after the last target
+    assert want["losses"][1] < want["losses"][0] and want["tokens"] == cut < 24
+    whole = _train_and_resume(smollm2_tokenizer, tmp_path / "one")
+    assert not whole["sharded"]
+    ranks = run_on_ranks(_rank, 2, smollm2_tokenizer, tmp_path / "two", timeout_s=240)
+    for got in ranks:
+        assert got["step"]["losses"] == pytest.approx(want["losses"], abs=1e-5)
+        assert got["step"]["tokens"] == want["tokens"]
         for name, value in want["params"].items():
-            torch.testing.assert_close(got["params"][name], value, rtol=0, atol=1e-5, msg=name)
+            torch.testing.assert_close(got["step"]["params"][name], value, rtol=0, atol=1e-5)
+        assert got["train"]["sharded"]
+        assert got["train"]["losses"] == pytest.approx(whole["losses"], abs=1e-5)
+        for name, value in whole["params"].items():
+            torch.testing.assert_close(got["train"]["params"][name], value, rtol=0, atol=1e-5)
+    metrics = (tmp_path / "two" / "metrics.jsonl").read_text().splitlines()
+    assert [json.loads(line)["iteration"] for line in metrics] == [1, 2, 3]  # rank 0's alone
+    one, two = (tmp_path / d / "checkpoint" for d in ("one", "two"))
+    assert sorted(p.name for p in one.iterdir()) == sorted(p.name for p in two.iterdir())

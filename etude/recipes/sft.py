@@ -6,11 +6,20 @@ embeddings and norms, the last `optim.train_layers` layers) and checkpoint, so t
 
 Layout of `out_dir`: `checkpoint/` (the coding loop's checkpoint format; `iteration` is the
 optimizer step) and `metrics.jsonl` (one line per step: loss, targets, tokens, tokens/s).
-One process; the step itself (`etude.rl.sft.sft_step`) is data parallel under FSDP2.
+
+On several ranks (`torchrun --nproc-per-node N -m etude sft --config ...`, or inside a
+process group that `etude.spawn.run_on_ranks` made) every decoder layer and the model are
+sharded with FSDP2's `fully_shard` over all ranks; each step is data parallel
+(`etude.rl.sft.sft_step`: rank r takes every N-th trajectory of the batch) and gives the
+one-process result; rank 0 writes the checkpoint (full tensors, the same files) and
+metrics.jsonl. On one process with `optim.train_layers` > 0 the frozen layers' outputs are
+computed once per trajectory and kept (`etude.rl.sft.FrozenLayersCache`, exact); the
+vocabulary projection runs at target positions only (`etude.rl.sft.target_logits`).
 """
 
 from __future__ import annotations
 
+import os
 import random
 import time
 from dataclasses import dataclass, field
@@ -29,7 +38,7 @@ from etude.recipes.coding.checkpoint import (
     save_checkpoint,
 )
 from etude.recipes.coding.config import OptimSettings
-from etude.rl.sft import sft_example, sft_step, target_logits
+from etude.rl.sft import FrozenLayersCache, sft_example, sft_step, target_logits
 from etude.rl.trajectory import HFChat, JsonlWriter, TemplateError, read_jsonl
 
 RESUMABLE_CHANGES = {"steps", "checkpoint_every", "out_dir"}
@@ -142,6 +151,33 @@ def load_policy(init: str):
     return AutoModelForCausalLM.from_pretrained(init), AutoTokenizer.from_pretrained(init)
 
 
+def _join_ranks(device: str) -> tuple[int, int]:
+    """(rank, world size): joins torchrun's job when launched by it (WORLD_SIZE > 1); a
+    process group already made (etude.spawn) is used as it is."""
+    import torch
+    import torch.distributed as dist
+
+    if int(os.environ.get("WORLD_SIZE", "1")) > 1 and not dist.is_initialized():
+        if device == "cuda":
+            torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
+        dist.init_process_group("nccl" if device == "cuda" else "gloo")
+    if not dist.is_initialized():
+        return 0, 1
+    return dist.get_rank(), dist.get_world_size()
+
+
+def shard(model, device: str, world: int) -> None:
+    """FSDP2 over `world` ranks: each decoder layer a unit, the rest (embeddings, final
+    norm, head) the root's."""
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp import fully_shard
+
+    mesh = init_device_mesh(device, (world,))
+    for layer in model.model.layers:
+        fully_shard(layer, mesh=mesh)
+    fully_shard(model, mesh=mesh)
+
+
 def train(
     cfg: SFTConfig, console: Console | None = None, policy=None, resume: bool = False
 ) -> list[dict]:
@@ -154,12 +190,15 @@ def train(
 
     console = console or Console(stderr=True)
     checkpoint = _start(cfg, resume)
-    torch.manual_seed(cfg.seed)
-    model, tok = policy if policy is not None else load_policy(cfg.init)
     if cfg.device == "cuda" and not torch.cuda.is_available():
         raise ValueError("device = 'cuda' but torch sees no CUDA device")
-    model.to(cfg.device)
+    rank, world = _join_ranks(cfg.device)
+    torch.manual_seed(cfg.seed)
+    model, tok = policy if policy is not None else load_policy(cfg.init)
+    model.to(torch.cuda.current_device() if cfg.device == "cuda" else "cpu")
     examples, notes = load_examples(cfg, tok)
+    if world > 1:
+        shard(model, cfg.device, world)
     optimizer = Muon(
         trainable_parameters(model, cfg.optim.train_layers),
         lr=cfg.optim.lr,
@@ -167,14 +206,19 @@ def train(
         weight_decay=cfg.optim.weight_decay,
     )
     out = Path(cfg.out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     done, last = 0, None
     if checkpoint is not None:
         state = load_checkpoint(checkpoint, model, optimizer)
         done, last = state["iteration"], state["metrics"]
         console.print(f"resuming from {checkpoint} after step {done}")
-    reconcile_metrics(out, done, last)
-    writer = JsonlWriter(out / "metrics.jsonl")
+    if world == 1 and cfg.optim.train_layers:
+        logits = FrozenLayersCache(model, cfg.optim.train_layers)
+    else:
+        logits = target_logits(model)
+    if rank == 0:
+        out.mkdir(parents=True, exist_ok=True)
+        reconcile_metrics(out, done, last)
+    writer = JsonlWriter(out / "metrics.jsonl") if rank == 0 else None
     lines = []
     model.train()
     try:
@@ -184,6 +228,7 @@ def train(
             MofNCompleteColumn(),
             TimeElapsedColumn(),
             console=console,
+            disable=rank != 0,
         ) as progress:
             bar = progress.add_task("steps", total=cfg.steps, completed=done)
             for step in range(done + 1, cfg.steps + 1):
@@ -191,7 +236,7 @@ def train(
                     examples[i] for i in _batches(len(examples), cfg.batch_size, cfg.seed, step - 1)
                 ]
                 start = time.perf_counter()
-                metrics = sft_step(target_logits(model), optimizer, batch, cfg.micro_batch)
+                metrics = sft_step(logits, optimizer, batch, cfg.micro_batch, rank, world)
                 seconds = time.perf_counter() - start
                 line = {
                     "iteration": step,
@@ -204,7 +249,8 @@ def train(
                 progress.update(bar, advance=1, description=f"loss {metrics['loss']:.3f}")
                 if step % cfg.checkpoint_every == 0 or step == cfg.steps:
                     save_checkpoint(out / "checkpoint", model, tok, optimizer, cfg, step, line)
-                writer.write(line)
+                if writer is not None:
+                    writer.write(line)
                 lines.append(line)
     finally:
         model.eval()
