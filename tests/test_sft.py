@@ -167,7 +167,7 @@ def test_projection_at_targets_and_cached_frozen_layers_equal_full_logits():
                 torch.testing.assert_close(g, want_grads[name], rtol=1e-5, atol=1e-7, msg=name)
     assert len(cache._hidden) == 4  # the 3 sequences alone, the first padded to the second
     model.model.layers[0].mlp.up_proj.weight.requires_grad_(True)
-    with pytest.raises(ValueError, match="layers.0.mlp.up_proj.weight trains"):
+    with pytest.raises(ValueError, match=r"layers\.0\.mlp\.up_proj\.weight trains"):
         FrozenLayersCache(model, 1)
 
 

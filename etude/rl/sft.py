@@ -176,9 +176,9 @@ def sft_step(
 ) -> dict:
     """One optimizer step on `batch` ((tokens [T_i], trainable [T_i]) pairs) in
     micro-batches of `micro_batch` sequences, each cut after its last trainable token;
-    `policy` as `target_logits(model)` (or the reference `all_logits`). Returns {"loss": mean cross-entropy per
-    target over the whole batch, "targets": their number, "tokens": tokens forwarded}
-    (sums over ranks)."""
+    `policy` as `target_logits(model)` (or `FrozenLayersCache`, or the reference
+    `all_logits`). Returns {"loss": mean cross-entropy per target over the whole batch,
+    "targets": their number, "tokens": tokens forwarded} (sums over ranks)."""
     n_targets = sum(int(mask[1:].sum()) for _, mask in batch)
     if n_targets == 0:
         raise ValueError("the batch has no trainable target token")
