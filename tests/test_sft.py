@@ -242,3 +242,63 @@ def test_sft_on_2_fsdp2_ranks_equals_one_process(smollm2_tokenizer, tmp_path):
     assert [json.loads(line)["iteration"] for line in metrics] == [1, 2, 3]  # rank 0's alone
     one, two = (tmp_path / d / "checkpoint" for d in ("one", "two"))
     assert sorted(p.name for p in one.iterdir()) == sorted(p.name for p in two.iterdir())
+
+
+HELD_OUT = "example_repo__textkit.stats--module"  # make_demonstrations.py leaves it out
+
+
+@pytest.mark.slow
+def test_sft_on_smollm2_makes_a_held_out_first_turn_call_a_tool(smollm2, tmp_path):
+    """SmolLM2-135M-Instruct (real weights; 0 of 8 first turns call a tool before SFT:
+    benchmarks/results/tool_call_rate.json): 6 SFT steps on 3 demonstration openings, one
+    per train task, the last 2 layers trained. Their loss drops, and greedy decoding on the
+    first prompt of a task never demonstrated yields a tool call that the coding
+    environment accepts and runs on the example repository."""
+    from etude.envs.coding import SYSTEM_PROMPT, TOOLS, CodingEnv, EnvSettings
+    from etude.optim import Muon
+    from etude.recipes.coding.loop import trainable_parameters
+    from etude.recipes.coding.tool_use import call_error
+    from etude.serving.backends import HFBackend
+    from etude.synth import EXAMPLE_REPO
+
+    model, tok = smollm2
+    chat = HFChat(tok)
+    demos = list(read_jsonl(DEMOS))
+    handful = [demos[i] for i in (0, 2, 5)]
+    assert len({t.task_id for t in handful}) == 3 and HELD_OUT not in {t.task_id for t in demos}
+    before = {n: p.detach().clone() for n, p in model.named_parameters()}
+    try:
+        optimizer = Muon(trainable_parameters(model, 2), lr=0.05, adamw_lr=1e-5, weight_decay=0.0)
+        logits = FrozenLayersCache(model, 2)
+        batch = [sft_example(t, chat) for t in handful]
+        model.train()
+        losses = [sft_step(logits, optimizer, batch)["loss"] for _ in range(6)]
+        model.eval()
+        prompt = (DATA / "heldout_prompt.txt").read_text()
+        messages = [
+            {"role": "system", "content": SYSTEM_PROMPT},
+            {"role": "user", "content": prompt},
+        ]
+        reply, _ = HFBackend(model, tok, max_new_tokens=40, temperature=0).complete(messages, TOOLS)
+    finally:
+        model.eval()
+        with torch.no_grad():  # restore: the session fixture is shared
+            for n, p in model.named_parameters():
+                p.copy_(before[n])
+                p.requires_grad_(True)
+    assert losses[-1] < 0.5 * losses[0], losses
+    (call,) = reply["tool_calls"]
+    name, arguments = call["function"]["name"], call["function"]["arguments"]
+    env = CodingEnv(
+        EXAMPLE_REPO,
+        tmp_path / "episode",
+        prompt,
+        task_id=HELD_OUT,
+        settings=EnvSettings(python_env=False),
+    )
+    try:
+        output = env.call(name, arguments)
+    finally:
+        env.close()
+    tools = [t["function"]["name"] for t in TOOLS]
+    assert call_error(name, output, tools) is None, (name, arguments, output)
