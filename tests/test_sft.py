@@ -1,8 +1,10 @@
 """`etude sft` on a handful of the scripted solver's demonstrations (tests/data/coding,
 made by make_demonstrations.py), with a tiny Llama over SmolLM2's tokenizer: the loss
 falls, a rejected turn is context, checkpoint and resume equal an uninterrupted run, bad
-input is refused with the file and record named; the step on 2 FSDP2 gloo ranks equals
-one process."""
+input is refused with the file and record named; the projection at target positions and
+the frozen-layer cache give the full-logits loss and gradients; the step and `etude sft`
+itself on 2 FSDP2 gloo ranks equal one process. On SmolLM2's real weights: a few steps
+make a held-out task's first turn call a tool the coding environment runs."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import torch
 import torch.distributed as dist
 
 from etude.cli import main as cli
+from etude.envs.coding import REJECTED_PREFIXES, TOOL_NOT_FOUND
 from etude.recipes.sft import load_examples, parse_config, train
 from etude.rl.sft import FrozenLayersCache, all_logits, sft_example, sft_step, target_logits
 from etude.rl.trajectory import HFChat, read_jsonl, tokenize
@@ -30,8 +33,8 @@ def _config(out: Path, **extra) -> dict:
 def test_a_rejected_turn_is_context_not_a_target(smollm2_tokenizer):
     chat = HFChat(smollm2_tokenizer)
     traj = list(read_jsonl(DEMOS))[4]
-    assert traj.messages[3]["content"].startswith("Tool not found")
-    tokens, trainable = sft_example(traj, chat)
+    assert traj.messages[3]["content"].startswith(TOOL_NOT_FOUND)
+    tokens, trainable = sft_example(traj, chat, REJECTED_PREFIXES)
     full = tokenize(traj.messages, chat)
     assert torch.equal(tokens, full.tokens)
     assert full.trainable[full.turn == 2].any() and not trainable[full.turn == 2].any()
@@ -270,7 +273,7 @@ def test_sft_on_smollm2_makes_a_held_out_first_turn_call_a_tool(smollm2, tmp_pat
     try:
         optimizer = Muon(trainable_parameters(model, 2), lr=0.05, adamw_lr=1e-5, weight_decay=0.0)
         logits = FrozenLayersCache(model, 2)
-        batch = [sft_example(t, chat) for t in handful]
+        batch = [sft_example(t, chat, REJECTED_PREFIXES) for t in handful]
         model.train()
         losses = [sft_step(logits, optimizer, batch)["loss"] for _ in range(6)]
         model.eval()

@@ -29,6 +29,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from etude.config import from_dict, read_toml
+from etude.envs.coding import REJECTED_PREFIXES
 from etude.recipes.coding.checkpoint import (
     check_resumable,
     find_checkpoint,
@@ -100,7 +101,7 @@ def load_examples(cfg: SFTConfig, tok) -> tuple[list, list[str]]:
     for path in cfg.data:
         for k, traj in enumerate(read_jsonl(path), 1):
             try:
-                tokens, mask = sft_example(traj, chat)
+                tokens, mask = sft_example(traj, chat, REJECTED_PREFIXES)
             except TemplateError as err:
                 raise ValueError(f"{path}, trajectory {k}: {err}") from err
             if len(tokens) > cfg.max_tokens:

@@ -2,9 +2,10 @@
 
 The targets are the trainer's token masks (`etude.rl.trajectory.tokenize`: the assistant
 turns after their generation prompt; system, user and tool text and the template's headers
-are context). A turn the environment rejected (its tool output starts with "Tool not
-found" or "Invalid arguments": a demonstration's deliberate slip) stays context: the
-demonstration teaches the recovery, not the slip.
+are context). A turn the environment rejected (its tool reply starts with one of the
+environment's rejection prefixes, e.g. `etude.envs.coding.REJECTED_PREFIXES`: a
+demonstration's deliberate slip) stays context: the demonstration teaches the recovery,
+not the slip.
 
 Which trajectories may train: demonstrations (`source = "demonstration"`, re-tokenized
 from their text) and sampled rollouts (every assistant turn with its sampled ids, used
@@ -35,7 +36,6 @@ from etude.rl.trajectory import (
     tokenize,
 )
 
-REJECTED_PREFIXES = ("Tool not found", "Invalid arguments")
 Logits = Callable[[Tensor], Tensor]  # tokens [B, T] -> logits [B, T, V]
 TargetLogits = Callable[[Tensor, Tensor], Tensor]
 """(tokens [B, T], keep [B, T] bool) -> logits [N, V] at the N positions where `keep` is
@@ -136,9 +136,13 @@ def sft_loss(policy: Logits, tokens: Tensor, mask: Tensor) -> Tensor:
     return total / max(n, 1)
 
 
-def sft_example(traj: Trajectory, tok: ChatTokenizer) -> tuple[Tensor, Tensor]:
+def sft_example(
+    traj: Trajectory, tok: ChatTokenizer, rejected: tuple[str, ...]
+) -> tuple[Tensor, Tensor]:
     """(tokens [T], trainable [T]) of one trajectory for supervised training (see module
-    doc); raises TrajectoryFormatError for a turn of unknown origin."""
+    doc); an assistant turn whose tool reply starts with one of `rejected` (the
+    environment's prefixes for a call it refused) is context. Raises
+    TrajectoryFormatError for a turn of unknown origin."""
     unsampled = traj.unsampled_turns()
     if unsampled and traj.source != DEMONSTRATION:
         raise TrajectoryFormatError(
@@ -149,10 +153,8 @@ def sft_example(traj: Trajectory, tok: ChatTokenizer) -> tuple[Tensor, Tensor]:
     tt = tokenize(traj.messages, tok)
     trainable = tt.trainable.clone()
     for i, (m, after) in enumerate(zip(traj.messages, traj.messages[1:])):
-        rejected = after["role"] == "tool" and (after.get("content") or "").startswith(
-            REJECTED_PREFIXES
-        )
-        if m["role"] == "assistant" and rejected:
+        refused = after["role"] == "tool" and (after.get("content") or "").startswith(rejected)
+        if m["role"] == "assistant" and refused:
             trainable &= tt.turn != i
     if not trainable.any():
         raise TrajectoryFormatError("the trajectory has no policy tokens to train on")
