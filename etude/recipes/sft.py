@@ -211,7 +211,8 @@ def train(
     if checkpoint is not None:
         state = load_checkpoint(checkpoint, model, optimizer)
         done, last = state["iteration"], state["metrics"]
-        console.print(f"resuming from {checkpoint} after step {done}")
+        if rank == 0:
+            console.print(f"resuming from {checkpoint} after step {done}")
     if world == 1 and cfg.optim.train_layers:
         logits = FrozenLayersCache(model, cfg.optim.train_layers)
     else:
@@ -259,9 +260,18 @@ def train(
 
 
 def main(args) -> int:
-    """`etude sft --config FILE [--resume]`."""
+    """`etude sft --config FILE [--resume]` (under torchrun: on every rank; rank 0 prints)."""
+    import torch.distributed as dist
+
     cfg = load_config(args.config)
-    lines = train(cfg, resume=args.resume)
+    try:
+        lines = train(cfg, resume=args.resume)
+    finally:
+        rank = dist.get_rank() if dist.is_initialized() else 0
+        if dist.is_initialized():
+            dist.destroy_process_group()
+    if rank != 0:
+        return 0
     if not lines:
         print(f"nothing to do: {cfg.out_dir} already holds step {cfg.steps}")
         return 0
