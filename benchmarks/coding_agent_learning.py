@@ -4,7 +4,9 @@ first-turn tool-call rate -> RL from the warm start in the coding loop, per seed
 For each seed: `etude.recipes.coding.curriculum.build_curriculum` (the example repository
 and the sdists given, split train/held-out), `build_demonstrations` on the train split,
 `etude.recipes.sft.train` (SmolLM2, the last `--train-layers` layers; with `--first-turns`
-on each demonstration cut after its first accepted tool call), then the share of
+on each demonstration cut after its first accepted tool call; with `--then-whole-steps N`
+that is followed by N steps on the whole demonstrations at `--then-whole-lr`, started from
+the first SFT's checkpoint), then the share of
 held-out first turns that call a known tool with valid JSON arguments holding the tool's
 required keys (`--samples` per held-out task, temperature 0.8), then `--iterations` of the
 coding loop started from the SFT checkpoint (`model.init`) on the train split, reading
@@ -15,7 +17,9 @@ start's: the loop evaluates the held-out tasks before its first update.
 
 Resumable: every stage keeps its output under `--out` and is skipped when present.
 Writes benchmarks/results/coding_agent_learning.json:
-{"seeds": {"<seed>": {"heldout_tool_call_rate": r, "heldout_reward": [...], ...}}, ...}
+{"seeds": {"<seed>": {"heldout_tool_call_rate": r, "heldout_reward": [...], ...}}, ...};
+with `--key NAME` the run's settings and seeds go under "NAME" instead (a variant beside
+the main figures).
 
     nice -n 10 .venv/bin/python benchmarks/coding_agent_learning.py --seeds 0 \\
         --max-candidates 4 --per-task 2 --first-turns --sft-steps 10 --batch-size 3 \\
@@ -107,7 +111,24 @@ def run_seed(args, seed: int) -> dict:
     done = (root / "sft" / "checkpoint" / "state.json").is_file()
     lines = train(sft_cfg, resume=done)
     metrics = [json.loads(x) for x in (root / "sft" / "metrics.jsonl").read_text().splitlines()]
-    model, tok = load_policy(str(root / "sft" / "checkpoint"))  # sampled on the CPU
+    warm, whole = root / "sft", []
+    if args.then_whole_steps:  # then the whole demonstrations, from the openings' weights
+        warm = root / "sft-whole"
+        whole_cfg = parse_config(
+            {
+                "seed": seed,
+                "out_dir": str(warm),
+                "data": [str(root / "demonstrations.jsonl")],
+                "init": str(root / "sft" / "checkpoint"),
+                "steps": args.then_whole_steps,
+                "batch_size": args.batch_size,
+                "device": args.device,
+                "optim": {"train_layers": args.train_layers, "lr": args.then_whole_lr},
+            }
+        )
+        lines += train(whole_cfg, resume=(warm / "checkpoint" / "state.json").is_file())
+        whole = [json.loads(x) for x in (warm / "metrics.jsonl").read_text().splitlines()]
+    model, tok = load_policy(str(warm / "checkpoint"))  # sampled on the CPU
     rate = tool_call_rate(model, tok, heldout_dirs, args.samples, seed)
     record = {
         "train_tasks": [d.name for d in train_dirs],
@@ -121,12 +142,19 @@ def run_seed(args, seed: int) -> dict:
         "heldout_first_turns": rate["first_turns"],
         "heldout_first_tools": rate["tools"],
     }
+    if whole:
+        record["sft_whole_loss"] = [m["loss"] for m in whole]
+        record["sft_whole_tokens_per_s_median"] = statistics.median(
+            m["tokens_per_s"] for m in whole
+        )
     if args.iterations:
-        record["heldout_reward"] = run_rl(args, seed, root, train_dirs, heldout_dirs)
+        record["heldout_reward"] = run_rl(args, seed, root, warm, train_dirs, heldout_dirs)
     return record
 
 
-def run_rl(args, seed: int, root: Path, train_dirs: list[Path], heldout_dirs: list[Path]):
+def run_rl(
+    args, seed: int, root: Path, warm: Path, train_dirs: list[Path], heldout_dirs: list[Path]
+):
     """Held-out mean reward per iteration from the loop's summaries (see module doc)."""
     import tomllib
 
@@ -134,10 +162,11 @@ def run_rl(args, seed: int, root: Path, train_dirs: list[Path], heldout_dirs: li
     from etude.recipes.coding.loop import train
 
     data = tomllib.loads((Path(__file__).parents[1] / "configs" / "coding-smol.toml").read_text())
-    data |= {"seed": seed, "out_dir": str(root / "rl"), "iterations": args.iterations}
+    rl = root / ("rl" if warm.name == "sft" else f"rl-{warm.name}")
+    data |= {"seed": seed, "out_dir": str(rl), "iterations": args.iterations}
     data["tasks"] = {**data["tasks"], "tasks_dir": str(train_dirs[0].parent)}
     data["tasks"]["heldout_dir"] = str(heldout_dirs[0].parent)
-    data["model"] = {**data["model"], "init": str(root / "sft" / "checkpoint")}
+    data["model"] = {**data["model"], "init": str(warm / "checkpoint")}
     try:
         cfg = parse_config(data)
     except ValueError as err:
@@ -145,8 +174,8 @@ def run_rl(args, seed: int, root: Path, train_dirs: list[Path], heldout_dirs: li
             f"the coding loop does not take a held-out task directory ({err}); this benchmark "
             "needs the loop's held-out evaluation (tasks.heldout_dir, summary heldout_reward)"
         ) from err
-    train(cfg, resume=(root / "rl" / "checkpoint").exists())
-    summaries = [json.loads(x) for x in (root / "rl" / "metrics.jsonl").read_text().splitlines()]
+    train(cfg, resume=(rl / "checkpoint").exists())
+    summaries = [json.loads(x) for x in (rl / "metrics.jsonl").read_text().splitlines()]
     if any("heldout_reward" not in s for s in summaries):
         raise SystemExit("the loop's summaries have no heldout_reward: no figure is invented")
     return [s["heldout_reward"] for s in summaries]  # line 0: before the first update
@@ -164,6 +193,9 @@ def main() -> None:
     parser.add_argument("--train-layers", type=int, default=4)
     parser.add_argument("--lr", type=float, default=0.002, help="Muon's learning rate")
     parser.add_argument("--first-turns", action="store_true", help="SFT on episode openings")
+    parser.add_argument("--then-whole-steps", type=int, default=0, help="then whole ones")
+    parser.add_argument("--then-whole-lr", type=float, default=0.005)
+    parser.add_argument("--key", default="", help="store the run under this key")
     parser.add_argument("--samples", type=int, default=4, help="first turns per held-out task")
     parser.add_argument("--iterations", type=int, default=0, help="RL iterations (0: none)")
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"], help="SFT's")
@@ -172,13 +204,15 @@ def main() -> None:
     result |= {
         "benchmark": "coding_agent_learning",
         "machine": {"platform": platform.platform(), "python": platform.python_version()},
-        "settings": {k: v for k, v in vars(args).items() if k != "seeds"},
     }
+    settings = {k: v for k, v in vars(args).items() if k not in ("seeds", "key")}
+    run = result.setdefault(args.key, {"seeds": {}}) if args.key else result
+    run["settings"] = settings
     for seed in args.seeds:
-        result["seeds"][str(seed)] = run_seed(args, seed)
+        run["seeds"][str(seed)] = run_seed(args, seed)
         RESULT.parent.mkdir(parents=True, exist_ok=True)
         RESULT.write_text(json.dumps(result, indent=2) + "\n")
-        print(json.dumps(result["seeds"][str(seed)], indent=2))
+        print(json.dumps(run["seeds"][str(seed)], indent=2))
 
 
 if __name__ == "__main__":

@@ -37,6 +37,10 @@ from etude.synth.scrub import ARTIFACT_DIRS
 from etude.synth.task import load_task, verify_hidden
 
 OPS_SCRIPT = Path(__file__).with_name("workspace_ops.py")
+TOOL_NOT_FOUND = "Tool not found"
+INVALID_ARGUMENTS = "Invalid arguments"
+# how every reply to a call the environment refused to run begins (nothing was run)
+REJECTED_PREFIXES = (TOOL_NOT_FOUND, INVALID_ARGUMENTS)
 
 
 def _spec(name: str, description: str, properties: dict, required: list[str]) -> dict:
@@ -186,20 +190,20 @@ class CodingEnv:
         """Run one tool call; returns what the policy sees (output or error text)."""
         if name == UNPARSED:
             return (
-                f"Invalid arguments: the tool call is not valid JSON: {str(arguments)[:200]!r}; "
+                f"{INVALID_ARGUMENTS}: the tool call is not valid JSON: {str(arguments)[:200]!r}; "
                 'write <tool_call>{"name": "TOOL", "arguments": {...}}</tool_call>'
             )
         if name not in _REQUIRED:
-            return f"Tool not found: {name}"
+            return f"{TOOL_NOT_FOUND}: {name}"
         args = _decode_arguments(arguments)
         if isinstance(args, str):
-            return f"Invalid arguments for {name}: {args}"
+            return f"{INVALID_ARGUMENTS} for {name}: {args}"
         missing = [k for k in _REQUIRED[name] if k not in args]
         unexpected = sorted(set(args) - _ALLOWED[name])
         if missing or unexpected:
             parts = [f"missing argument {k!r}" for k in missing]
             parts += [f"unexpected argument {k!r}" for k in unexpected]
-            return f"Invalid arguments for {name}: {', '.join(parts)}"
+            return f"{INVALID_ARGUMENTS} for {name}: {', '.join(parts)}"
         if name == "run_command":
             return self._command(args["command"])
         return self._file_op(_OPS[name], args)
@@ -223,13 +227,13 @@ class CodingEnv:
         if not reply["ok"]:
             error = reply["error"]
             if error.startswith("invalid arguments"):
-                return f"Invalid arguments: {error.removeprefix('invalid arguments: ')}"
+                return f"{INVALID_ARGUMENTS}: {error.removeprefix('invalid arguments: ')}"
             return f"Error: {error}"
         return self._cut(reply["output"])
 
     def _command(self, command: str) -> str:
         if not isinstance(command, str):
-            return "Invalid arguments for run_command: command must be a string"
+            return f"{INVALID_ARGUMENTS} for run_command: command must be a string"
         env = {}
         readonly = []
         if self.venv is not None:

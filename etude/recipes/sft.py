@@ -6,11 +6,20 @@ embeddings and norms, the last `optim.train_layers` layers) and checkpoint, so t
 
 Layout of `out_dir`: `checkpoint/` (the coding loop's checkpoint format; `iteration` is the
 optimizer step) and `metrics.jsonl` (one line per step: loss, targets, tokens, tokens/s).
-One process; the step itself (`etude.rl.sft.sft_step`) is data parallel under FSDP2.
+
+On several ranks (`torchrun --nproc-per-node N -m etude sft --config ...`, or inside a
+process group that `etude.spawn.run_on_ranks` made) every decoder layer and the model are
+sharded with FSDP2's `fully_shard` over all ranks; each step is data parallel
+(`etude.rl.sft.sft_step`: rank r takes every N-th trajectory of the batch) and gives the
+one-process result; rank 0 writes the checkpoint (full tensors, the same files) and
+metrics.jsonl. On one process with `optim.train_layers` > 0 the frozen layers' outputs are
+computed once per trajectory and kept (`etude.rl.sft.FrozenLayersCache`, exact); the
+vocabulary projection runs at target positions only (`etude.rl.sft.target_logits`).
 """
 
 from __future__ import annotations
 
+import os
 import random
 import time
 from dataclasses import dataclass, field
@@ -20,6 +29,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from etude.config import from_dict, read_toml
+from etude.envs.coding import REJECTED_PREFIXES
 from etude.recipes.coding.checkpoint import (
     check_resumable,
     find_checkpoint,
@@ -29,7 +39,7 @@ from etude.recipes.coding.checkpoint import (
     save_checkpoint,
 )
 from etude.recipes.coding.config import OptimSettings
-from etude.rl.sft import sft_example, sft_step
+from etude.rl.sft import FrozenLayersCache, sft_example, sft_step, target_logits
 from etude.rl.trajectory import HFChat, JsonlWriter, TemplateError, read_jsonl
 
 RESUMABLE_CHANGES = {"steps", "checkpoint_every", "out_dir"}
@@ -91,7 +101,7 @@ def load_examples(cfg: SFTConfig, tok) -> tuple[list, list[str]]:
     for path in cfg.data:
         for k, traj in enumerate(read_jsonl(path), 1):
             try:
-                tokens, mask = sft_example(traj, chat)
+                tokens, mask = sft_example(traj, chat, REJECTED_PREFIXES)
             except TemplateError as err:
                 raise ValueError(f"{path}, trajectory {k}: {err}") from err
             if len(tokens) > cfg.max_tokens:
@@ -142,6 +152,33 @@ def load_policy(init: str):
     return AutoModelForCausalLM.from_pretrained(init), AutoTokenizer.from_pretrained(init)
 
 
+def _join_ranks(device: str) -> tuple[int, int]:
+    """(rank, world size): joins torchrun's job when launched by it (WORLD_SIZE > 1); a
+    process group already made (etude.spawn) is used as it is."""
+    import torch
+    import torch.distributed as dist
+
+    if int(os.environ.get("WORLD_SIZE", "1")) > 1 and not dist.is_initialized():
+        if device == "cuda":
+            torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
+        dist.init_process_group("nccl" if device == "cuda" else "gloo")
+    if not dist.is_initialized():
+        return 0, 1
+    return dist.get_rank(), dist.get_world_size()
+
+
+def shard(model, device: str, world: int) -> None:
+    """FSDP2 over `world` ranks: each decoder layer a unit, the rest (embeddings, final
+    norm, head) the root's."""
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp import fully_shard
+
+    mesh = init_device_mesh(device, (world,))
+    for layer in model.model.layers:
+        fully_shard(layer, mesh=mesh)
+    fully_shard(model, mesh=mesh)
+
+
 def train(
     cfg: SFTConfig, console: Console | None = None, policy=None, resume: bool = False
 ) -> list[dict]:
@@ -154,12 +191,15 @@ def train(
 
     console = console or Console(stderr=True)
     checkpoint = _start(cfg, resume)
-    torch.manual_seed(cfg.seed)
-    model, tok = policy if policy is not None else load_policy(cfg.init)
     if cfg.device == "cuda" and not torch.cuda.is_available():
         raise ValueError("device = 'cuda' but torch sees no CUDA device")
-    model.to(cfg.device)
+    rank, world = _join_ranks(cfg.device)
+    torch.manual_seed(cfg.seed)
+    model, tok = policy if policy is not None else load_policy(cfg.init)
+    model.to(torch.cuda.current_device() if cfg.device == "cuda" else "cpu")
     examples, notes = load_examples(cfg, tok)
+    if world > 1:
+        shard(model, cfg.device, world)
     optimizer = Muon(
         trainable_parameters(model, cfg.optim.train_layers),
         lr=cfg.optim.lr,
@@ -167,14 +207,20 @@ def train(
         weight_decay=cfg.optim.weight_decay,
     )
     out = Path(cfg.out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     done, last = 0, None
     if checkpoint is not None:
         state = load_checkpoint(checkpoint, model, optimizer)
         done, last = state["iteration"], state["metrics"]
-        console.print(f"resuming from {checkpoint} after step {done}")
-    reconcile_metrics(out, done, last)
-    writer = JsonlWriter(out / "metrics.jsonl")
+        if rank == 0:
+            console.print(f"resuming from {checkpoint} after step {done}")
+    if world == 1 and cfg.optim.train_layers:
+        logits = FrozenLayersCache(model, cfg.optim.train_layers)
+    else:
+        logits = target_logits(model)
+    if rank == 0:
+        out.mkdir(parents=True, exist_ok=True)
+        reconcile_metrics(out, done, last)
+    writer = JsonlWriter(out / "metrics.jsonl") if rank == 0 else None
     lines = []
     model.train()
     try:
@@ -184,6 +230,7 @@ def train(
             MofNCompleteColumn(),
             TimeElapsedColumn(),
             console=console,
+            disable=rank != 0,
         ) as progress:
             bar = progress.add_task("steps", total=cfg.steps, completed=done)
             for step in range(done + 1, cfg.steps + 1):
@@ -191,12 +238,7 @@ def train(
                     examples[i] for i in _batches(len(examples), cfg.batch_size, cfg.seed, step - 1)
                 ]
                 start = time.perf_counter()
-                metrics = sft_step(
-                    lambda t: model(input_ids=t.to(cfg.device)).logits,
-                    optimizer,
-                    batch,
-                    cfg.micro_batch,
-                )
+                metrics = sft_step(logits, optimizer, batch, cfg.micro_batch, rank, world)
                 seconds = time.perf_counter() - start
                 line = {
                     "iteration": step,
@@ -209,7 +251,8 @@ def train(
                 progress.update(bar, advance=1, description=f"loss {metrics['loss']:.3f}")
                 if step % cfg.checkpoint_every == 0 or step == cfg.steps:
                     save_checkpoint(out / "checkpoint", model, tok, optimizer, cfg, step, line)
-                writer.write(line)
+                if writer is not None:
+                    writer.write(line)
                 lines.append(line)
     finally:
         model.eval()
@@ -217,9 +260,18 @@ def train(
 
 
 def main(args) -> int:
-    """`etude sft --config FILE [--resume]`."""
+    """`etude sft --config FILE [--resume]` (under torchrun: on every rank; rank 0 prints)."""
+    import torch.distributed as dist
+
     cfg = load_config(args.config)
-    lines = train(cfg, resume=args.resume)
+    try:
+        lines = train(cfg, resume=args.resume)
+    finally:
+        rank = dist.get_rank() if dist.is_initialized() else 0
+        if dist.is_initialized():
+            dist.destroy_process_group()
+    if rank != 0:
+        return 0
     if not lines:
         print(f"nothing to do: {cfg.out_dir} already holds step {cfg.steps}")
         return 0

@@ -11,6 +11,11 @@ It is built in `checkpoint.tmp/` and moved into place with renames: `checkpoint/
 the previous complete checkpoint or the new complete one. A crash between the two renames
 leaves `checkpoint.old/` (complete) and no `checkpoint/`; `find_checkpoint` falls back to it.
 
+Under FSDP2 (several ranks) every rank calls `save_checkpoint` and `load_checkpoint`: the
+sharded weights and optimizer state are gathered into full tensors and rank 0 writes the
+same files as one process would; loading reads them on every rank and shards them again,
+so a checkpoint moves between one process and any number of ranks.
+
 `metrics.jsonl` is kept consistent with the checkpoint on (re)start by `reconcile_metrics`:
 lines of iterations after the checkpoint (done again after the resume) move to
 `metrics.discarded.jsonl`, and a line lost to a crash right after the checkpoint is restored
@@ -30,6 +35,8 @@ from dataclasses import asdict
 from pathlib import Path
 
 import torch
+import torch.distributed as dist
+from torch.distributed.tensor import DTensor, distribute_tensor
 
 from etude.recipes.coding.config import CodingConfig
 
@@ -66,19 +73,28 @@ def save_checkpoint(
     replacing the previous one only once the new one is complete. (`save_pretrained`
     refuses models loaded from GGUF, so the weights are written with safetensors directly;
     `AutoModelForCausalLM.from_pretrained` reads them.)"""
+    from types import SimpleNamespace
+
     from safetensors.torch import save_model
 
+    weights, optimizer_state = _full_state(model.state_dict()), optimizer.state_dict()
+    optimizer_state["state"] = {k: _full_state(v) for k, v in optimizer_state["state"].items()}
+    if dist.is_initialized() and dist.get_rank() != 0:
+        dist.barrier()  # returns once rank 0 has written it
+        return
     path = Path(path)
     staging = path.with_name(path.name + ".tmp")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
-    save_model(model, str(staging / "model.safetensors"), metadata={"format": "pt"})
+    # save_model only reads `state_dict()`: tied weights are stored once, as for the model
+    gathered = SimpleNamespace(state_dict=lambda: weights)
+    save_model(gathered, str(staging / "model.safetensors"), metadata={"format": "pt"})
     config = model.config.to_dict()
     config.pop("quantization_config", None)
     (staging / "config.json").write_text(json.dumps(config, indent=2) + "\n")
     tok.save_pretrained(staging)
     torch.save(
-        {"optimizer": optimizer.state_dict(), "torch_rng": torch.get_rng_state()},
+        {"optimizer": optimizer_state, "torch_rng": torch.get_rng_state()},
         staging / "optimizer.pt",
     )
     (staging / "run_config.json").write_text(json.dumps(asdict(cfg), indent=2) + "\n")
@@ -90,6 +106,29 @@ def save_checkpoint(
         path.rename(old)
     staging.rename(path)
     shutil.rmtree(old, ignore_errors=True)
+    if dist.is_initialized():
+        dist.barrier()
+
+
+def _full_state(state: dict) -> dict:
+    """`state` with every DTensor gathered into a full CPU tensor (a collective: every rank
+    calls it); tensors shared by several keys (tied weights) stay shared."""
+    full: dict[int, torch.Tensor] = {}
+    out = {}
+    for key, value in state.items():
+        if isinstance(value, DTensor):
+            if id(value) not in full:
+                full[id(value)] = value.full_tensor().cpu()
+            value = full[id(value)]
+        out[key] = value
+    return out
+
+
+def _shard_like(value, like):
+    """A full tensor `value` sharded as the DTensor `like` (other values as they are)."""
+    if isinstance(like, DTensor) and isinstance(value, torch.Tensor) and value.shape == like.shape:
+        return distribute_tensor(value.to(like.device), like.device_mesh, like.placements)
+    return value
 
 
 def _write_synced(path: Path, text: str) -> None:
@@ -172,11 +211,24 @@ def load_weights(path: Path, model) -> None:
 def load_checkpoint(path: Path, model, optimizer) -> dict:
     """Load the weights, optimizer state and RNG states of the checkpoint at `path` into
     `model`, `optimizer` and this process; returns its state.json."""
-    from safetensors.torch import load_model
+    from safetensors.torch import load_file, load_model
+    from torch.distributed.checkpoint.state_dict import StateDictOptions, set_model_state_dict
 
     path = Path(path)
-    load_model(model, str(path / "model.safetensors"))
     saved = torch.load(path / "optimizer.pt", weights_only=True)
+    if any(isinstance(p, DTensor) for p in model.parameters()):
+        weights, current = load_file(path / "model.safetensors"), model.state_dict()
+        for key, value in current.items():  # a tied weight is stored under one name
+            twin = next((k for k, v in current.items() if v is value and k in weights), None)
+            if key not in weights and twin is not None:
+                weights[key] = weights[twin]
+        set_model_state_dict(model, weights, options=StateDictOptions(full_state_dict=True))
+        params = [p for group in optimizer.param_groups for p in group["params"]]
+        for k, entry in saved["optimizer"]["state"].items():
+            if int(k) < len(params):
+                entry.update({n: _shard_like(v, params[int(k)]) for n, v in entry.items()})
+    else:
+        load_model(model, str(path / "model.safetensors"))
     try:
         optimizer.load_state_dict(saved["optimizer"])
     except ValueError as err:

@@ -33,11 +33,18 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
-from etude.envs.coding import Budget, CodingEnv, EnvSettings, Episode, Message, run_episode
+from etude.envs.coding import (
+    REJECTED_PREFIXES,
+    Budget,
+    CodingEnv,
+    EnvSettings,
+    Episode,
+    Message,
+    run_episode,
+)
 from etude.monitor import monitor_trajectory, parse_line
 from etude.monitor.task import task_view
 from etude.recipes.coding.reward import graded_reward
-from etude.rl.sft import REJECTED_PREFIXES
 from etude.rl.trajectory import DEMONSTRATION
 from etude.synth.grade import grade
 from etude.synth.task import definition_node, load_task
