@@ -60,7 +60,7 @@ PACKAGES = (
 )
 CACHE = Path.home() / ".cache" / "etude" / "sdists"
 RESULT = Path(__file__).parent / "results" / "synth_yield.json"
-OLD_WAY = {"shared_environment": False, "test_subsets": False}
+OLD_WAY = {"shared_environment": False, "test_subsets": False, "native_tracebacks": False}
 
 
 def download_sdists(packages: list[str]) -> list[Path]:
