@@ -13,7 +13,7 @@ from etude.synth.testrun import PLUGIN_DIR
 TESTS = (
     "import pytest\n\n"
     + "".join(f"def helper_{i}(x):\n    y = x + {i}\n    return y\n\n" for i in range(300))
-    + '''
+    + """
 def check(value):
     assert value == 3, f"got {value}"
 
@@ -37,7 +37,7 @@ def test_param(n):
 
 def test_error():
     raise RuntimeError("boom")
-'''
+"""
 )
 
 
