@@ -172,29 +172,32 @@ def test_grade_refuses_a_modified_hidden_store(graded_task, tmp_path):
         grade(copy, copy / "workspace")
 
 
-def _resume(out, executor, max_candidates):
+def _resume(synth, tmp_path, executor):
+    """Resume a copy of the module's run (so that each test stands alone) with one more
+    candidate: the stored ones are not redone, the new one is processed."""
+    out = tmp_path / "out"
+    shutil.copytree(synth[0], out, symlinks=True)
     results = out / "work" / "example_repo" / "results"
     before = {p.name: p.stat().st_mtime_ns for p in results.iterdir()}
-    summary = synthesize(
-        [EXAMPLE_REPO], out, workers=2, executor=executor, max_candidates=max_candidates
-    )
+    assert len(before) == synth[1]["repositories"][0]["candidates"] == 2
+    summary = synthesize([EXAMPLE_REPO], out, workers=2, executor=executor, max_candidates=3)
     after = {p.name: p.stat().st_mtime_ns for p in results.iterdir()}
     assert all(after[name] == mtime for name, mtime in before.items())  # not redone
-    assert len(after) == max_candidates == len(before) + 1
+    assert len(after) == 3
     (repo,) = summary["repositories"]
-    assert repo["candidates"] == max_candidates == repo["valid"], repo["rejected"]
-    return repo
-
-
-def test_rerun_resumes(synth):
-    repo = _resume(synth[0], "local", 3)
+    assert repo["candidates"] == 3 == repo["valid"], repo["rejected"]
+    # Hardest first, kinds in turn: the third candidate is the method group.
     assert repo["valid_by_kind"] == {"definition": 1, "module": 1, "methods": 1}
 
 
-def test_ray_executor_on_a_local_instance(synth):
+def test_rerun_resumes(synth, tmp_path):
+    _resume(synth, tmp_path, "local")
+
+
+def test_ray_executor_on_a_local_instance(synth, tmp_path):
     ray = pytest.importorskip("ray")
     try:
-        _resume(synth[0], "ray", 4)
+        _resume(synth, tmp_path, "ray")
     finally:
         ray.shutdown()
 
