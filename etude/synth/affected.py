@@ -13,9 +13,11 @@ deleted name itself. Counted as affected:
   or test helper holds one, every kept test.
 
 A name "held" is a substring of the text, as in the canary check before: conservative
-(`sample` also matches `resample`). Tests reached only by dynamic lookups (`getattr` with
-a computed string, iterating `dir(module)`) are not found; `Settings(test_subsets=False)`
-runs every test file instead.
+(`sample` also matches `resample`). Not found: tests reached only by dynamic lookups
+(`getattr` with a computed string, iterating `dir(module)`), and tests whose outcome
+depends on what earlier tests in the same process did (a test consuming global random
+state); so the candidate pipeline runs only its canary run on these tests, and every test
+file when one of them fails there. `Settings(test_subsets=False)` runs every file always.
 """
 
 from __future__ import annotations

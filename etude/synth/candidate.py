@@ -302,17 +302,19 @@ def _build(job: Job, repo: Repo, cand: Candidate, cdir: Path, clock: Clock) -> d
         venv, own_venv = cdir / "venv", True
         env.create(workspace, venv, extras=job.extras)
         clock.lap("venv")
-    # The canary and the deletion can only change the tests that run the feature or name a
-    # deleted name (affected.py); with test subsets, only those run.
-    affected = set(job.kept)
+    # The canary can only change the tests that run the feature or name a deleted name
+    # (affected.py); with test subsets, only those run, and every test file when one fails
+    # (a test can also depend on what earlier tests in the same process did).
+    kept = set(job.kept)
+    affected = kept
     if settings.test_subsets:
-        affected = affected_tests(repo, job.kept, cand.tests, deletion.names) or affected
+        affected = affected_tests(repo, job.kept, cand.tests, deletion.names) or kept
     outcome_only = {**suite, "extra_args": ["--tb=native"] if settings.native_tracebacks else []}
     planted, planted_tests = _run_tests(workspace, venv, affected, job.kept, outcome_only)
+    if planted_tests != kept and not _all_pass(planted, planted_tests):
+        planted, planted_tests = _run_tests(workspace, venv, kept, job.kept, outcome_only)
     clock.lap("canary_run")
-    broken = [
-        t for t in job.kept if t in planted_tests and planted.outcome_of(t).outcome != "passed"
-    ]
+    broken = [t for t in job.kept if planted.outcome_of(t).outcome != "passed"]
     if broken:
         raise Rejected(Reason("canary_breaks_tests", f"planting the canary broke {broken[0]}"))
 
@@ -331,23 +333,28 @@ def _build(job: Job, repo: Repo, cand: Candidate, cdir: Path, clock: Clock) -> d
         raise Rejected(
             Reason("no_longer_imports", f"the package no longer imports: {module}: {error}")
         )
-    first, first_tests = _run_tests(workspace, venv, affected, job.kept, suite)
+    # The first run covers every kept test file, in pytest's order: a test that fails only
+    # because an earlier test no longer ran the feature (global random state, say) fails
+    # here as it would in the grader's full run.
+    first, _ = _run_tests(workspace, venv, kept, job.kept, suite)
     clock.lap("first_run")
-    # The second run checks that the outcomes hold. With test subsets only the tests that
-    # fail and those that ran the feature run again (the others ran no deleted line, and
-    # the baseline already ran every test twice); none when nothing fails (rejected below).
-    rerun = first_tests
+    # The second run checks that the outcomes hold. With test subsets only the failing tests
+    # and those that ran the feature run again (the others ran no deleted line, and the
+    # baseline already ran every test twice), and every test file when an outcome differs
+    # from the first run's (an order effect, or a flaky test); none when nothing fails
+    # (rejected below).
+    rerun = kept
     if settings.test_subsets:
-        failing = {t for t in first_tests if first.outcome_of(t).outcome != "passed"}
-        rerun = failing | (set(cand.tests) & first_tests) if failing else set()
+        failing = {t for t in job.kept if first.outcome_of(t).outcome != "passed"}
+        rerun = failing | (set(cand.tests) & kept) if failing else set()
     second = first
     if rerun:
         second, rerun = _run_tests(workspace, venv, rerun, job.kept, outcome_only)
+        if rerun != kept and not _same_outcomes(first, second, rerun):
+            second, rerun = _run_tests(workspace, venv, kept, job.kept, outcome_only)
         clock.lap("second_run")
     reason = check_collection(first, deleted_names)
-    ran = [t for t in job.kept if t in first_tests]
-    f2p, _, split_reason = split_outcomes(first, second, ran, rerun)
-    p2p = [t for t in job.kept if t not in set(f2p)]  # the tests that did not run passed
+    f2p, p2p, split_reason = split_outcomes(first, second, job.kept, rerun)
     reason = reason or split_reason or check_failure_reasons(first, f2p, deleted_names)
     if reason:
         raise Rejected(reason)
@@ -503,6 +510,16 @@ def _check_not_a_copy(
 def _reported(run, nodeid: str) -> bool:
     """Whether a run reported `nodeid`, or a collection error of its file."""
     return nodeid in run.tests or nodeid.split("::", 1)[0] in run.collect_errors
+
+
+def _all_pass(run: SuiteRun, nodeids: set[str]) -> bool:
+    return all(run.outcome_of(t).outcome == "passed" for t in nodeids)
+
+
+def _same_outcomes(first: SuiteRun, second: SuiteRun, nodeids: set[str]) -> bool:
+    """Whether each of `nodeids` passed in both runs or in neither."""
+    passed = lambda run, t: run.outcome_of(t).outcome == "passed"  # noqa: E731
+    return all(passed(first, t) == passed(second, t) for t in nodeids)
 
 
 def _run_tests(
