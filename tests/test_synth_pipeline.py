@@ -203,9 +203,11 @@ def test_ray_executor_on_a_local_instance(synth, tmp_path):
 
 
 # The way candidates were processed before the shared environment and test subsets (a
-# fresh venv per candidate, every test file in every run): the `kinds` tasks use it, so
-# both ways make valid tasks.
-OWN_VENV_FULL_RUNS = Settings(measure_guard=True, shared_environment=False, test_subsets=False)
+# fresh venv per candidate, every test file in every run, pytest's long reports): the
+# `kinds` tasks use it, so both ways make valid tasks.
+OWN_VENV_FULL_RUNS = Settings(
+    measure_guard=True, shared_environment=False, test_subsets=False, native_tracebacks=False
+)
 
 
 @pytest.fixture(scope="module")
@@ -252,6 +254,28 @@ def test_equality_only_tests_reject_an_always_equal_answer(kinds, tmp_path):
     assert cheat["fail_to_pass_counted"] == len(task["tests"]["fail_to_pass"]) - 1
     solved = grade(task_dir, solved_workspace(task_dir, tmp_path / "solved"))
     assert solved["fraction"] == 1.0 and solved["binary"] == 1
+
+
+def test_both_ways_split_the_tests_alike(synth, kinds, tmp_path):
+    """The pipeline's way (shared venv, test subsets, native tracebacks) makes the task the
+    old way made of the same candidate: the same test lists and validation scores."""
+    old = json.loads((kinds["textkit.numbers.ordinal"] / "task.json").read_text())
+    # A copy of the work directory, so that the `kinds` task is not staged over.
+    work_dir = tmp_path / "work"
+    shutil.copytree(
+        synth[0] / "work" / "example_repo",
+        work_dir,
+        symlinks=True,
+        ignore=shutil.ignore_patterns("staged", "cands"),
+    )
+    state = json.loads((work_dir / "repo_state.json").read_text())
+    (cand,) = [c for c in state["candidates"] if c["id"] == "textkit.numbers.ordinal"]
+    record = process(candidate_job(state, cand, work_dir, Settings(measure_guard=True)))
+    assert record["status"] == "valid", record
+    assert "venv" not in record["phases"]  # the shared environment was used
+    new = json.loads((Path(record["task_dir"]) / "task.json").read_text())
+    assert new["tests"] == old["tests"]
+    assert new["validation"] == old["validation"]
 
 
 def test_method_group_task(kinds, tmp_path):

@@ -314,7 +314,9 @@ def _build(job: Job, repo: Repo, cand: Candidate, cdir: Path, clock: Clock) -> d
     if planted_tests != kept and not _all_pass(planted, planted_tests):
         planted, planted_tests = _run_tests(workspace, venv, kept, job.kept, outcome_only)
     clock.lap("canary_run")
-    broken = [t for t in job.kept if planted.outcome_of(t).outcome != "passed"]
+    broken = [
+        t for t in job.kept if t in planted_tests and planted.outcome_of(t).outcome != "passed"
+    ]
     if broken:
         raise Rejected(Reason("canary_breaks_tests", f"planting the canary broke {broken[0]}"))
 
