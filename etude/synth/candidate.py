@@ -9,8 +9,9 @@ Steps, in a private directory per candidate (`work/cands/<id>`):
    first on the path (or, without `Settings.shared_environment`, a venv of their own);
 2. delete the feature with libcst (definitions, methods of a group, or a whole module's
    file; see plan_deletion), check that the modules that imported before still do, run
-   the kept tests, then again the files with a failing test, and split them into
-   fail-to-pass and pass-to-pass (validate.py);
+   the kept tests, then again the failing ones and those that ran the feature (every
+   file when an outcome differs), and split them into fail-to-pass and pass-to-pass
+   (validate.py); each step's seconds go into the record's `phases` (Clock);
 3. hide the fail-to-pass test files, scrub workspace and venv (scrub.py), audit both for
    the canary and the oracle-only tokens (audit.py);
 4. solvability: the reference restored into a copy passes every test; discrimination:
