@@ -17,10 +17,15 @@ CPU-minutes and the share of processed candidates that became tasks. Then:
   oracle tokens (the canary included) over every file and over the output of
   `git cat-file --batch-all-objects --batch`;
 - cost: the first `--compare` candidates of each repository are processed again, on one
-  worker, back to back both ways: the pipeline's (the baseline's venv shared read-only,
-  test subsets) and the old (`shared_environment=False, test_subsets=False`: a fresh venv
-  per candidate, every test file in every run); reported per repository as the ratio of
-  the median seconds per candidate, with whether both ways reached the same outcome.
+  worker, back to back both ways (alternating which goes first): the pipeline's (the
+  baseline's venv shared read-only; the canary, first and second runs on the tests the
+  deletion can change, etude.synth.affected; stubs by node id; native tracebacks where
+  only pass/fail is read) and the old (`OLD_WAY`: a fresh venv per candidate, every test
+  file in every run, pytest's long reports); reported per repository as the ratio of the
+  median seconds per candidate (clean-up included: the old way deletes a venv each time),
+  with the median seconds of each step (`phases`, candidate.Clock) both ways, and whether
+  both ways reached the same outcome (status, rejection key and, for a valid task, the
+  fail-to-pass, pass-to-pass, stub-passing and discriminating test lists).
 
 Resumable: `--out` keeps the pipeline's work and one JSON per grading; a rerun skips
 what is stored. Gradings run on `--workers` processes; `--skip-tamper REPO ...` leaves
@@ -60,7 +65,9 @@ PACKAGES = (
 )
 CACHE = Path.home() / ".cache" / "etude" / "sdists"
 RESULT = Path(__file__).parent / "results" / "synth_yield.json"
-OLD_WAY = {"shared_environment": False, "test_subsets": False}
+OLD_WAY = {"shared_environment": False, "test_subsets": False, "native_tracebacks": False}
+# A valid candidate's outcome includes its test lists: both ways must split them alike.
+OUTCOME_TESTS = ("fail_to_pass", "pass_to_pass", "stub_passing", "discriminating")
 
 
 def download_sdists(packages: list[str]) -> list[Path]:
@@ -186,9 +193,23 @@ def _cost_pairs(out: Path, summary: dict, count: int) -> None:
                     continue
                 record = process(candidate_job(state, cand, work, settings))
                 if record.get("task_dir"):
+                    task = json.loads((Path(record["task_dir"]) / "task.json").read_text())
+                    record["tests"] = {k: task["tests"][k] for k in OUTCOME_TESTS}
                     shutil.rmtree(record["task_dir"], ignore_errors=True)
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_text(json.dumps(record, indent=2))
+
+
+def _outcome(record: dict) -> tuple:
+    """What a candidate's processing decided: status, rejection key, test lists."""
+    return record["status"], record.get("reason_key"), record.get("tests")
+
+
+def _phase_medians(records: list[dict]) -> dict[str, float]:
+    """Median seconds per step (candidate.Clock) over `records`, a step missing from a
+    record counting 0 (a rejection stops early; the shared environment makes no venv)."""
+    steps = sorted({step for r in records for step in r.get("phases", {})})
+    return {step: _median(r.get("phases", {}).get(step, 0.0) for r in records) for step in steps}
 
 
 def main() -> None:
@@ -228,11 +249,10 @@ def main() -> None:
             "candidates": same,
             "old_median_s": _median(pairs[c]["old"]["seconds"] for c in same),
             "new_median_s": _median(pairs[c]["new"]["seconds"] for c in same),
-            "same_outcome": [
-                (pairs[c]["old"]["status"], pairs[c]["old"].get("reason_key"))
-                == (pairs[c]["new"]["status"], pairs[c]["new"].get("reason_key"))
-                for c in same
-            ],
+            "same_outcome": [_outcome(pairs[c]["old"]) == _outcome(pairs[c]["new"]) for c in same],
+            "outcomes": {c: pairs[c]["new"]["status"] for c in same},
+            "old_phases_median_s": _phase_medians([pairs[c]["old"] for c in same]),
+            "new_phases_median_s": _phase_medians([pairs[c]["new"] for c in same]),
         }
         if same:
             cost["new_over_old"] = round(cost["new_median_s"] / cost["old_median_s"], 3)
@@ -252,6 +272,14 @@ def main() -> None:
     processed = sum(r["candidates"] for r in repositories)
     valid = sum(r["valid"] for r in repositories)
     ratios = [r["cost"]["new_over_old"] for r in repositories if "new_over_old" in r["cost"]]
+    paired = {
+        way: [
+            json.loads((args.out / "cost" / r["repository"] / f"{c}.{way}.json").read_text())
+            for r in repositories
+            for c in r["cost"]["candidates"]
+        ]
+        for way in ("new", "old")
+    }
     result = {
         "benchmark": "synth_yield",
         "machine": {"platform": platform.platform(), "python": platform.python_version()},
@@ -273,7 +301,10 @@ def main() -> None:
                 all(r["tamper"]["ignored"].values()) for r in repositories if r["tamper"]
             ),
             "new_over_old_median": statistics.median(ratios) if ratios else None,
+            "same_outcome": all(all(r["cost"]["same_outcome"]) for r in repositories),
         },
+        # Where a candidate's seconds go, median per step over every paired candidate.
+        "phases_median_s": {way: _phase_medians(records) for way, records in paired.items()},
         "repositories": repositories,
     }
     args.result.parent.mkdir(parents=True, exist_ok=True)

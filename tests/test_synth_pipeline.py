@@ -172,37 +172,42 @@ def test_grade_refuses_a_modified_hidden_store(graded_task, tmp_path):
         grade(copy, copy / "workspace")
 
 
-def _resume(out, executor, max_candidates):
+def _resume(synth, tmp_path, executor):
+    """Resume a copy of the module's run (so that each test stands alone) with one more
+    candidate: the stored ones are not redone, the new one is processed."""
+    out = tmp_path / "out"
+    shutil.copytree(synth[0], out, symlinks=True)
     results = out / "work" / "example_repo" / "results"
     before = {p.name: p.stat().st_mtime_ns for p in results.iterdir()}
-    summary = synthesize(
-        [EXAMPLE_REPO], out, workers=2, executor=executor, max_candidates=max_candidates
-    )
+    assert len(before) == synth[1]["repositories"][0]["candidates"] == 2
+    summary = synthesize([EXAMPLE_REPO], out, workers=2, executor=executor, max_candidates=3)
     after = {p.name: p.stat().st_mtime_ns for p in results.iterdir()}
     assert all(after[name] == mtime for name, mtime in before.items())  # not redone
-    assert len(after) == max_candidates == len(before) + 1
+    assert len(after) == 3
     (repo,) = summary["repositories"]
-    assert repo["candidates"] == max_candidates == repo["valid"], repo["rejected"]
-    return repo
-
-
-def test_rerun_resumes(synth):
-    repo = _resume(synth[0], "local", 3)
+    assert repo["candidates"] == 3 == repo["valid"], repo["rejected"]
+    # Hardest first, kinds in turn: the third candidate is the method group.
     assert repo["valid_by_kind"] == {"definition": 1, "module": 1, "methods": 1}
 
 
-def test_ray_executor_on_a_local_instance(synth):
+def test_rerun_resumes(synth, tmp_path):
+    _resume(synth, tmp_path, "local")
+
+
+def test_ray_executor_on_a_local_instance(synth, tmp_path):
     ray = pytest.importorskip("ray")
     try:
-        _resume(synth[0], "ray", 4)
+        _resume(synth, tmp_path, "ray")
     finally:
         ray.shutdown()
 
 
 # The way candidates were processed before the shared environment and test subsets (a
-# fresh venv per candidate, every test file in every run): the `kinds` tasks use it, so
-# both ways make valid tasks.
-OWN_VENV_FULL_RUNS = Settings(measure_guard=True, shared_environment=False, test_subsets=False)
+# fresh venv per candidate, every test file in every run, pytest's long reports): the
+# `kinds` tasks use it, so both ways make valid tasks.
+OWN_VENV_FULL_RUNS = Settings(
+    measure_guard=True, shared_environment=False, test_subsets=False, native_tracebacks=False
+)
 
 
 @pytest.fixture(scope="module")
@@ -249,6 +254,28 @@ def test_equality_only_tests_reject_an_always_equal_answer(kinds, tmp_path):
     assert cheat["fail_to_pass_counted"] == len(task["tests"]["fail_to_pass"]) - 1
     solved = grade(task_dir, solved_workspace(task_dir, tmp_path / "solved"))
     assert solved["fraction"] == 1.0 and solved["binary"] == 1
+
+
+def test_both_ways_split_the_tests_alike(synth, kinds, tmp_path):
+    """The pipeline's way (shared venv, test subsets, native tracebacks) makes the task the
+    old way made of the same candidate: the same test lists and validation scores."""
+    old = json.loads((kinds["textkit.numbers.ordinal"] / "task.json").read_text())
+    # A copy of the work directory, so that the `kinds` task is not staged over.
+    work_dir = tmp_path / "work"
+    shutil.copytree(
+        synth[0] / "work" / "example_repo",
+        work_dir,
+        symlinks=True,
+        ignore=shutil.ignore_patterns("staged", "cands"),
+    )
+    state = json.loads((work_dir / "repo_state.json").read_text())
+    (cand,) = [c for c in state["candidates"] if c["id"] == "textkit.numbers.ordinal"]
+    record = process(candidate_job(state, cand, work_dir, Settings(measure_guard=True)))
+    assert record["status"] == "valid", record
+    assert "venv" not in record["phases"]  # the shared environment was used
+    new = json.loads((Path(record["task_dir"]) / "task.json").read_text())
+    assert new["tests"] == old["tests"]
+    assert new["validation"] == old["validation"]
 
 
 def test_method_group_task(kinds, tmp_path):

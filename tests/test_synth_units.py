@@ -307,12 +307,13 @@ def test_split_outcomes_and_flakiness():
     assert "flaky" in split_outcomes(a, b, ["t::a", "t::b"])[2]
     assert split_outcomes(a, a, ["t::a"])[2] == "no test fails after the deletion"
     assert split_outcomes(a, a, ["t::a"])[2].key == "no_failing_test"
-    # A second run of only the files with a failing test (test subsets): the other tests
-    # keep the first run's outcome instead of counting as not collected.
+    # A second run of only some tests, by node id (test subsets): the other tests keep the
+    # first run's outcome instead of counting as not collected.
     first = _run({"x::a": {"outcome": "passed"}, "y::b": {"outcome": "failed", "phase": "call"}})
     only_y = _run({"y::b": {"outcome": "failed", "phase": "call"}})
     kept = ["x::a", "y::b"]
-    assert split_outcomes(first, only_y, kept, rerun={"y"}) == (["y::b"], ["x::a"], None)
+    assert split_outcomes(first, only_y, kept, rerun={"y::b"}) == (["y::b"], ["x::a"], None)
+    assert split_outcomes(first, only_y, kept, rerun={"x::a", "y::b"})[2].key == "flaky"
     assert split_outcomes(first, only_y, kept)[2].key == "flaky"
 
 
@@ -534,3 +535,76 @@ def test_files_the_install_generates_are_kept(tmp_path):
     keep_generated_sources(repo, installed)
     assert (repo.root / "src/textkit/_version.py").read_text() == "version = '0.3.0'\n"
     assert not (repo.root / "src/textkit/__pycache__").exists()
+
+
+AFFECTED_TESTS = {
+    "tests/test_a.py": """
+from pkg import feature
+
+def test_one():
+    assert feature
+""",
+    "tests/test_b.py": """
+import pytest
+import pkg
+
+
+class TestBase:
+    def test_inherited(self):
+        assert pkg.feature(1)
+
+
+class TestChild(TestBase):
+    pass
+
+
+def test_other():
+    assert pkg.other(1)
+
+
+def test_feature():
+    assert pkg.feature(2)
+
+
+@pytest.mark.parametrize("x", [1, 2])
+def test_param(x):
+    assert pkg.other(x)
+""",
+}
+
+
+def _affected(tmp_path, support_text, ran_feature):
+    from etude.synth.affected import affected_tests
+    from etude.synth.discover import Repo
+
+    for rel, text in {**AFFECTED_TESTS, "tests/conftest.py": support_text}.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    repo = Repo(
+        "r", "r", "0", tmp_path, "", ["pkg"], [], list(AFFECTED_TESTS), ["tests/conftest.py"], []
+    )
+    kept = ["tests/test_a.py::test_one"] + [
+        f"tests/test_b.py::{name}"
+        for name in (
+            "TestBase::test_inherited",
+            "TestChild::test_inherited",
+            "test_other",
+            "test_feature",
+            "test_param[1]",
+            "test_param[2]",
+        )
+    ]
+    return affected_tests(repo, kept, ran_feature, {"feature"})
+
+
+def test_affected_tests_are_those_running_or_naming_the_deleted_code(tmp_path):
+    found = _affected(tmp_path, "", ["tests/test_b.py::test_other"])
+    assert found == {
+        "tests/test_a.py::test_one",  # the file imports a deleted name at module level
+        "tests/test_b.py::TestBase::test_inherited",  # its definition names it
+        "tests/test_b.py::TestChild::test_inherited",  # through the class it derives from
+        "tests/test_b.py::test_feature",
+        "tests/test_b.py::test_other",  # ran the feature at the baseline
+    }
+    # A conftest (or test helper) naming a deleted name: every test may change.
+    assert len(_affected(tmp_path, "import pkg.feature\n", [])) == 7

@@ -9,8 +9,9 @@ Steps, in a private directory per candidate (`work/cands/<id>`):
    first on the path (or, without `Settings.shared_environment`, a venv of their own);
 2. delete the feature with libcst (definitions, methods of a group, or a whole module's
    file; see plan_deletion), check that the modules that imported before still do, run
-   the kept tests, then again the files with a failing test, and split them into
-   fail-to-pass and pass-to-pass (validate.py);
+   the kept tests, then again the failing ones and those that ran the feature (every
+   file when an outcome differs), and split them into fail-to-pass and pass-to-pass
+   (validate.py); each step's seconds go into the record's `phases` (Clock);
 3. hide the fail-to-pass test files, scrub workspace and venv (scrub.py), audit both for
    the canary and the oracle-only tokens (audit.py);
 4. solvability: the reference restored into a copy passes every test; discrimination:
@@ -32,6 +33,7 @@ from pathlib import Path
 
 from etude.sandbox import Limits
 from etude.synth import env, similarity
+from etude.synth.affected import affected_tests
 from etude.synth.audit import audit, oracle_tokens
 from etude.synth.delete import STUB_BODIES, delete_definitions, plant_canary, stub
 from etude.synth.discover import Repo, module_name, test_tree_files
@@ -41,7 +43,7 @@ from etude.synth.imports import failed_imports
 from etude.synth.scrub import git, scrub
 from etude.synth.slice import Candidate, Graph, build_graph
 from etude.synth.task import definition_node, problem_statement, write_manifest
-from etude.synth.testrun import files_of, run_suite
+from etude.synth.testrun import SuiteRun, files_of, run_suite
 from etude.synth.validate import (
     Reason,
     check_collection,
@@ -67,6 +69,11 @@ class Settings:
     near_copy_ratio: float = 0.9  # similarity at which deleted code counts as copied
     shared_environment: bool = True  # candidates test with the baseline's venv, read-only
     test_subsets: bool = True  # canary, second and stub runs on the tests they can change
+    # Runs decided by pass/fail alone (canary, second, reference, stubs) report failures as
+    # native tracebacks: pytest's long reports parse the whole test module for every frame
+    # (seconds per run on a large test file); the first run after the deletion, whose
+    # failure texts are checked, keeps them.
+    native_tracebacks: bool = True
     measure_guard: bool = False  # also score the always-equal stub unguarded (benchmark)
 
 
@@ -84,6 +91,20 @@ class Job:
     settings: Settings
     plugins: tuple[str, ...] = env.TOOL_PLUGINS  # pytest plugins to load (baseline's list)
     importable: tuple[str, ...] | None = None  # modules importing before (None: all must)
+
+
+class Clock:
+    """Seconds per step of one candidate (the record's `phases`): `lap(step)` charges the
+    time since the previous lap to `step`."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self._last = time.perf_counter()
+
+    def lap(self, step: str) -> None:
+        now = time.perf_counter()
+        self.seconds[step] = round(self.seconds.get(step, 0.0) + now - self._last, 2)
+        self._last = now
 
 
 class Rejected(Exception):
@@ -218,8 +239,9 @@ def process(job: Job) -> dict:
         "feature": list(cand.feature),
         "difficulty": cand.difficulty,
     }
+    clock = Clock()
     try:
-        record |= _build(job, repo, cand, cdir, record)
+        record |= _build(job, repo, cand, cdir, clock)
         record["status"] = "valid"
     except Rejected as why:
         record |= {
@@ -231,19 +253,34 @@ def process(job: Job) -> dict:
     except SynthError as err:  # a failed install or git step: this candidate only
         record |= {"status": "rejected", "reason": f"error: {err}", "reason_key": "error"}
     finally:
-        record["seconds"] = round(time.perf_counter() - start, 2)
         shutil.rmtree(cdir, ignore_errors=True)
+        clock.lap("clean_up")
+        record["seconds"] = round(time.perf_counter() - start, 2)
+        record["phases"] = clock.seconds
     return record
 
 
-def _build(job: Job, repo: Repo, cand: Candidate, cdir: Path, record: dict) -> dict:
+_GRAPHS: dict[tuple[str, str], Graph] = {}
+
+
+def _graph_of(repo: Repo) -> Graph:
+    """`build_graph(repo)`, once per pristine repository in each worker process (the
+    pristine tree never changes, and candidates only read the graph)."""
+    key = (str(repo.root), repo.revision)
+    if key not in _GRAPHS:
+        _GRAPHS[key] = build_graph(repo)
+    return _GRAPHS[key]
+
+
+def _build(job: Job, repo: Repo, cand: Candidate, cdir: Path, clock: Clock) -> dict:
     settings = job.settings
-    graph = build_graph(repo)
+    graph = _graph_of(repo)
     originals = {rel: (repo.root / rel).read_text() for rel in repo.source_files}
     deletion = plan_deletion(repo, graph, cand, originals)
     by_file, deleted_files, deleted_names = deletion.by_file, deletion.files, deletion.names
     reference = {rel: originals[rel] for rel in deleted_files}
     _check_not_a_copy(repo, cand, by_file, deleted_files, originals, settings.near_copy_ratio)
+    clock.lap("plan")
 
     workspace = cdir / "workspace"
     shutil.copytree(repo.root, workspace, symlinks=True)
@@ -253,6 +290,7 @@ def _build(job: Job, repo: Repo, cand: Candidate, cdir: Path, record: dict) -> d
         {rel: plant_canary(originals[rel], names, canary) for rel, names in by_file.items()},
     )
     _commit_history(workspace)
+    clock.lap("workspace")
     limits = Limits(wall_s=settings.suite_timeout_s)
     suite = dict(test_timeout_s=settings.test_timeout_s, limits=limits, plugins=job.plugins)
     shared = Path(job.work_dir) / "base" / "venv"
@@ -264,13 +302,22 @@ def _build(job: Job, repo: Repo, cand: Candidate, cdir: Path, record: dict) -> d
     else:
         venv, own_venv = cdir / "venv", True
         env.create(workspace, venv, extras=job.extras)
-    test_files = files_of(job.kept)
-    # The canary can only break tests that run the feature or name it; with test subsets,
-    # only their files run here.
-    planted_files = _files_touching(repo, cand, deletion.names) if settings.test_subsets else []
-    planted = run_suite(workspace, venv, planted_files or test_files, **suite)
-    planted_tests = [t for t in job.kept if not planted_files or t.split("::")[0] in planted_files]
-    broken = [t for t in planted_tests if planted.outcome_of(t).outcome != "passed"]
+        clock.lap("venv")
+    # The canary can only change the tests that run the feature or name a deleted name
+    # (affected.py); with test subsets, only those run, and every test file when one fails
+    # (a test can also depend on what earlier tests in the same process did).
+    kept = set(job.kept)
+    affected = kept
+    if settings.test_subsets:
+        affected = affected_tests(repo, job.kept, cand.tests, deletion.names) or kept
+    outcome_only = {**suite, "extra_args": ["--tb=native"] if settings.native_tracebacks else []}
+    planted, planted_tests = _run_tests(workspace, venv, affected, job.kept, outcome_only)
+    if planted_tests != kept and not _all_pass(planted, planted_tests):
+        planted, planted_tests = _run_tests(workspace, venv, kept, job.kept, outcome_only)
+    clock.lap("canary_run")
+    broken = [
+        t for t in job.kept if t in planted_tests and planted.outcome_of(t).outcome != "passed"
+    ]
     if broken:
         raise Rejected(Reason("canary_breaks_tests", f"planting the canary broke {broken[0]}"))
 
@@ -283,23 +330,34 @@ def _build(job: Job, repo: Repo, cand: Candidate, cdir: Path, record: dict) -> d
     if job.importable is not None:  # nor one that did not import before the deletion
         remaining = [m for m in remaining if m in set(job.importable)]
     broken = failed_imports(workspace, venv, remaining, suite.get("pythonpath", ()))
+    clock.lap("import_check")
     if broken:
         module, error = next(iter(broken.items()))
         raise Rejected(
             Reason("no_longer_imports", f"the package no longer imports: {module}: {error}")
         )
-    first = run_suite(workspace, venv, test_files, **suite)
-    # The second run checks that the outcomes hold; with test subsets only the files with
-    # a failing test are run again (the baseline already ran every test twice).
-    rerun = None
+    # The first run covers every kept test file, in pytest's order: a test that fails only
+    # because an earlier test no longer ran the feature (global random state, say) fails
+    # here as it would in the grader's full run.
+    first, _ = _run_tests(workspace, venv, kept, job.kept, suite)
+    clock.lap("first_run")
+    # The second run checks that the outcomes hold. With test subsets only the failing tests
+    # and those that ran the feature run again (the others ran no deleted line, and the
+    # baseline already ran every test twice), and every test file when an outcome differs
+    # from the first run's (an order effect, or a flaky test); none when nothing fails
+    # (rejected below).
+    rerun = kept
     if settings.test_subsets:
-        rerun = set(files_of(t for t in job.kept if first.outcome_of(t).outcome != "passed"))
-    if rerun == set():  # nothing fails: rejected below, no second run needed
-        second = first
-    else:
-        second = run_suite(workspace, venv, sorted(rerun) if rerun else test_files, **suite)
+        failing = {t for t in job.kept if first.outcome_of(t).outcome != "passed"}
+        rerun = failing | (set(cand.tests) & kept) if failing else set()
+    second = first
+    if rerun:
+        second, rerun = _run_tests(workspace, venv, rerun, job.kept, outcome_only)
+        if rerun != kept and not _same_outcomes(first, second, rerun):
+            second, rerun = _run_tests(workspace, venv, kept, job.kept, outcome_only)
+        clock.lap("second_run")
     reason = check_collection(first, deleted_names)
-    f2p, p2p, split_reason = split_outcomes(first, second, job.kept, rerun or None)
+    f2p, p2p, split_reason = split_outcomes(first, second, job.kept, rerun)
     reason = reason or split_reason or check_failure_reasons(first, f2p, deleted_names)
     if reason:
         raise Rejected(reason)
@@ -314,12 +372,15 @@ def _build(job: Job, repo: Repo, cand: Candidate, cdir: Path, record: dict) -> d
         [canary],
     )
     # A shared venv is the baseline's, read-only: nothing of the candidate can be in it.
+    clock.lap("tokens")
     scrub_log = scrub(workspace, venv if own_venv else None, repo.packages)
+    clock.lap("scrub")
     findings = audit({"workspace": workspace, "venv": venv}, tokens)
     if findings:
         files = len({f.path for f in findings})
         where = f"{findings[0].describe()}; {len(findings)} in {files} file(s)"
         raise Rejected(Reason("leak", f"leak: {where}"))
+    clock.lap("audit")
 
     staging = Path(job.work_dir) / "staged" / f"{repo.name}__{cand.id}"
     shutil.rmtree(staging, ignore_errors=True)
@@ -332,6 +393,7 @@ def _build(job: Job, repo: Repo, cand: Candidate, cdir: Path, record: dict) -> d
         (hidden / "reference" / rel).parent.mkdir(parents=True, exist_ok=True)
         (hidden / "reference" / rel).write_text(text)
     (hidden / "requirements.txt").write_text("\n".join(job.requirements) + "\n")
+    clock.lap("stage")
 
     checks, stub_passing, discriminating = _solvability_and_discrimination(
         workspace,
@@ -344,12 +406,13 @@ def _build(job: Job, repo: Repo, cand: Candidate, cdir: Path, record: dict) -> d
         by_file,
         f2p,
         p2p,
-        suite,
+        outcome_only,
         deletion.guard,
         settings.measure_guard,
         settings.min_discriminating,
         min(settings.slow_test_s, settings.test_timeout_s),
         settings.test_subsets,
+        clock,
     )
     shutil.copytree(workspace, staging / "workspace", symlinks=True)
 
@@ -410,6 +473,7 @@ def _build(job: Job, repo: Repo, cand: Candidate, cdir: Path, record: dict) -> d
         "reference_sha256": hashlib.sha256(reference_code.encode()).hexdigest(),
     }
     write_manifest(staging, manifest)
+    clock.lap("stage")
     return {
         "task_dir": str(staging),
         "dedupe_key": manifest["reference_sha256"],
@@ -451,14 +515,36 @@ def _reported(run, nodeid: str) -> bool:
     return nodeid in run.tests or nodeid.split("::", 1)[0] in run.collect_errors
 
 
-def _files_touching(repo: Repo, cand: Candidate, names: set[str]) -> list[str]:
-    """Test files with a test that runs the candidate or with text naming a deleted name."""
-    files = set(files_of(cand.tests))
-    for rel in repo.test_files:
-        text = (repo.root / rel).read_text(errors="replace")
-        if any(name in text for name in names):
-            files.add(rel)
-    return sorted(files)
+def _all_pass(run: SuiteRun, nodeids: set[str]) -> bool:
+    return all(run.outcome_of(t).outcome == "passed" for t in nodeids)
+
+
+def _same_outcomes(first: SuiteRun, second: SuiteRun, nodeids: set[str]) -> bool:
+    """Whether each of `nodeids` passed in both runs or in neither."""
+    passed = lambda run, t: run.outcome_of(t).outcome == "passed"  # noqa: E731
+    return all(passed(first, t) == passed(second, t) for t in nodeids)
+
+
+def _run_tests(
+    workspace: Path, venv: Path, nodeids: set[str], kept: list[str], options: dict
+) -> tuple[SuiteRun, set[str]]:
+    """Run the kept tests `nodeids` (a file whose kept tests are all wanted runs whole, the
+    others by node id; the whole files when an id goes unreported). Returns the run and
+    the kept tests it ran."""
+    by_file: dict[str, list[str]] = {}
+    for nodeid in kept:
+        by_file.setdefault(nodeid.split("::", 1)[0], []).append(nodeid)
+    args = []
+    for rel, ids in sorted(by_file.items()):
+        wanted = [t for t in ids if t in nodeids]
+        args += [rel] if len(wanted) == len(ids) else wanted
+    run = run_suite(workspace, venv, args, **options)
+    if all(_reported(run, t) for t in nodeids):
+        return run, set(nodeids)
+    files = files_of(nodeids)
+    return run_suite(workspace, venv, files, **options), {
+        t for t in kept if t.split("::", 1)[0] in files
+    }
 
 
 def _deleted_entries(repo: Repo, graph: Graph, cand: Candidate) -> list[dict]:
@@ -490,6 +576,7 @@ def _solvability_and_discrimination(
     min_discriminating,
     stub_timeout_s,
     subsets,
+    clock,
 ) -> tuple[dict, list[str], list[str]]:
     """Score the reference restored into a copy of the scrubbed workspace (must be 1) and
     each trivial stub (must not pass every fail-to-pass test), all with the equality guard
@@ -538,6 +625,7 @@ def _solvability_and_discrimination(
             stub_passed.append(
                 {t for t in f2p if result["tests"][t]["outcome"] == "passed"},
             )
+        clock.lap("reference_run" if label == "reference" else "stub_runs")
         if label == "reference" and result["binary"] != 1:
             failing = next(t for t, o in result["tests"].items() if o["outcome"] != "passed")
     shutil.rmtree(check_dir, ignore_errors=True)

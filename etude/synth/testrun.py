@@ -1,10 +1,12 @@
 """Running a repository's pytest suite in the sandbox and reading per-test outcomes.
 
 Outcomes come from the `etude_outcomes` plugin (etude/synth/plugin), which the sandboxed
-pytest loads from PYTHONPATH; with `equality_guard` targets, the `etude_equality_guard`
-plugin from the same directory fails tests in which a target returns an always-equal
-object. Tests of a file that failed to import are absent from
-pytest's reports; `outcome_of` turns them into failures carrying the collection error.
+pytest loads from PYTHONPATH, with `etude_parse_cache` (failure reports parse each source
+file once instead of once per frame: the same text, seconds sooner on large files); with
+`equality_guard` targets, the `etude_equality_guard` plugin from the same directory fails
+tests in which a target returns an always-equal object. Tests of a file that failed to
+import are absent from pytest's reports; `outcome_of` turns them into failures carrying
+the collection error.
 
 What pytest reads is pinned, so that only the workspace root's configuration (when
 grading: the hidden store's) decides how tests run: `-c` names the configuration file
@@ -129,7 +131,8 @@ def run_suite(
         argv = [str(python_of(venv)), "-P", "-m", "pytest", "-q", "--no-header"]
         argv += ["-c", str(workspace / config) if config else str(Path(tmp) / "pytest.ini")]
         argv += [f"--rootdir={workspace}", f"--confcutdir={workspace}"]
-        argv += ["-p", "etude_outcomes", *(a for p in plugins for a in ("-p", p))]
+        argv += ["-p", "etude_outcomes", "-p", "etude_parse_cache"]
+        argv += [a for p in plugins for a in ("-p", p)]
         argv += [f"--timeout={test_timeout_s:g}"]  # pytest-timeout, installed with the tools
         argv += ["--continue-on-collection-errors", "-o", "console_output_style=classic"]
         if not cache:

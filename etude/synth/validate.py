@@ -70,12 +70,12 @@ def split_outcomes(
     first: SuiteRun, second: SuiteRun, kept: list[str], rerun: set[str] | None = None
 ) -> tuple[list, list, Reason | None]:
     """(fail_to_pass, pass_to_pass, reason) from two runs after deletion; reason is set
-    when a test changed outcome between the runs (flaky) or none fails. With `rerun`, the
-    second run holds only the tests of those files (the others keep the first's outcome)."""
+    when a test changed outcome between the runs (flaky) or none fails. With `rerun` (node
+    ids), the second run holds only those tests (the others keep the first's outcome)."""
     f2p, p2p = [], []
     for nodeid in kept:
         a = first.outcome_of(nodeid).outcome
-        rechecked = rerun is None or nodeid.split("::", 1)[0] in rerun
+        rechecked = rerun is None or nodeid in rerun
         b = second.outcome_of(nodeid).outcome if rechecked else a
         if (a == "passed") != (b == "passed"):
             return [], [], Reason("flaky", f"{nodeid} is flaky after deletion ({a}, then {b})")
