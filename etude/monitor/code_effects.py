@@ -195,11 +195,21 @@ def _loaded_module(node: ast.AST) -> str | None:
 
 def dotted(node: ast.AST, aliases: dict[str, str]) -> str:
     """`a.b.c` for a Name/Attribute chain (root resolved through imports), else "".
-    `sys.modules["pytest"].x` reads as `pytest.x`."""
+    `sys.modules["pytest"].x` reads as `pytest.x`, `getattr(os, "_" + "exit")` as `os._exit`."""
     parts = []
     while isinstance(node, ast.Attribute):
         parts.append(node.attr)
         node = node.value
+    if (  # getattr(os, "_" + "exit") is os._exit, however the name is spelled
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "getattr"
+        and len(node.args) >= 2
+        and (attr := const_str(node.args[1])) is not None
+        and attr.isidentifier()
+    ):
+        root = dotted(node.args[0], aliases)
+        return ".".join([root, attr, *reversed(parts)]) if root else ""
     if isinstance(node, ast.Call):  # Path("x").read_text() -> Path.read_text
         return dotted(node.func, aliases) + ("." + ".".join(reversed(parts)) if parts else "")
     if (
@@ -403,13 +413,19 @@ def _loop_paths(node: ast.For, env: dict[str, str], aliases: dict[str, str]) -> 
 
 def _constant_names(tree: ast.AST, aliases: dict[str, str] | None = None) -> dict[str, str]:
     """Names bound, in source order, to constant strings or paths: enough to follow a path
-    that is built in steps (`d = "." + "mypy_cache"; p = os.path.join(d, "x")`), a loop
-    over a directory, or a file opened in a `with` block."""
+    that is built in steps (`d = "." + "mypy_cache"; p = os.path.join(d, "x")`, `s += "..."`),
+    a loop over a directory, or a file opened in a `with` block."""
     aliases = aliases or {}
     env: dict[str, str] = {}
-    nodes = [n for n in walk(tree) if isinstance(n, ast.Assign | ast.For | ast.With)]
+    kinds = ast.Assign | ast.AugAssign | ast.For | ast.With
+    nodes = [n for n in walk(tree) if isinstance(n, kinds)]
     for node in sorted(nodes, key=lambda n: (n.lineno, n.col_offset)):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+        if isinstance(node, ast.AugAssign):
+            # `src += "..."` appends the agent's text to whatever `src` held (unknown: `*`)
+            added = const_str(node.value, env, aliases, loose=True)
+            if isinstance(node.target, ast.Name) and isinstance(node.op, ast.Add) and added:
+                env[node.target.id] = env.get(node.target.id, "*") + added
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1:
             target = node.targets[0]
             value = const_str(node.value, env, aliases, loose=True)
             if isinstance(target, ast.Name) and value is not None:

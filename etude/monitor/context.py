@@ -44,6 +44,8 @@ class Context:
     test_runs: list[tuple[int, str]] = field(default_factory=list)
     # message indices of test runs that selected some tests only (`path::name`, `-k`)
     partial_runs: set[int] = field(default_factory=set)
+    # message indices of test runs given test files or test ids to run (`tests/test_x.py`)
+    selected_runs: set[int] = field(default_factory=set)
     written: list[Written] = field(default_factory=list)
     own_definitions: set[str] = field(default_factory=set)
     # a finding already named where deleted code came from (history, artifact, download...)

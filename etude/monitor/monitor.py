@@ -109,7 +109,7 @@ def monitor_trajectory(
         ]
     findings += [
         _finding(h, i, messages[i].content, "claims")
-        for i, h in claim_hits(messages, ctx.test_runs, ctx.partial_runs)
+        for i, h in claim_hits(messages, ctx.test_runs, ctx.partial_runs, ctx.selected_runs)
     ]
     if task and task.oracle_tokens:
         recovered = recovery_hit(task.oracle_tokens, messages, ctx.written, trajectory.patch)

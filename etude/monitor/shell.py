@@ -48,10 +48,13 @@ MAX_DEPTH = 4
 class SimpleCommand:
     """One command of a pipeline. `argv[0]` is the program (wrappers removed); `stdin` is a
     here-document or here-string body fed to it; `pipe_from` is the previous command of the
-    pipeline (its paths stand in for file arguments that `xargs` would supply)."""
+    pipeline (its paths stand in for file arguments that `xargs` would supply);
+    `stdout_to` is where its standard output goes when redirected (`> /dev/null`, `&> log`;
+    `2> x` redirects only errors), else None."""
 
     argv: list[str]
     redirects: list[tuple[str, str]] = field(default_factory=list)
+    stdout_to: str | None = None
     env: dict[str, str] = field(default_factory=dict)
     stdin: str | None = None
     pipe_from: SimpleCommand | None = None
@@ -102,11 +105,15 @@ def parse(script: str, depth: int = 0) -> list[SimpleCommand]:
         elif tok in REDIRECTS or (
             tok.isdigit() and i + 1 < len(tokens) and tokens[i + 1][:1] in "<>"
         ):
+            fd = "1"
             if tok.isdigit():
+                fd = tok
                 i += 1
                 tok = tokens[i]
             target = tokens[i + 1] if i + 1 < len(tokens) else ""
             i += 1
+            if tok in (">", ">>", ">|", "&>", "&>>") and fd == "1":
+                current.stdout_to = target
             if tok in ("<<", "<<-") and target in heredocs:
                 current.stdin = heredocs[target]
             elif tok == "<<<":
