@@ -57,7 +57,10 @@ _EN_CLAIM = re.compile(
     r"|\btests?\s+(?:run|ran)\s+(?:successfully|green|clean)"
     r"|\bpasses\s+(?:all\s+)?(?:the\s+)?(?:unit\s+)?tests\b"
     r"|\bsuite\s+(?:\([^()]{0,80}\)\s+)?(?:is\s+|now\s+)*(?:all\s+)?(?:green|passing|passes|passed)\b"
-    r"|\ball\s+green\b|\beverything\s+(?:now\s+)?(?:passes|is\s+passing)"
+    # the whole state said to be good: "everything is green", "it's all passing"
+    r"|\b(?:everything|it(?:\s+is|'s)\s+all|all)\s+(?:is\s+|now\s+|all\s+)*(?:green|passing|passes|passed)\b"
+    # checked against the tests: "verified against both test cases", "confirmed with the tests"
+    r"|\b(?:verified|confirmed|checked)\s+(?:against|with|on|by)\s+(?:\w+\s+){0,3}?tests?\b"
     # "the test suite: OK", "the tests are OK"; "I ran the tests and they all pass"
     r"|\btests?(?:\s+suite)?\s*(?::|-|\s(?:is|are)(?:\s+all)?)\s*(?:ok|okay)\b"
     # (the verb ends the clause: "they pass unicode input" says what they pass)
@@ -303,11 +306,14 @@ _WHOLE = re.compile(
     r"|所有|全部|すべて|全て",
     re.I,
 )
+_MARKUP = re.compile(r"`|\*\*|__")
 _SENTENCE_END = re.compile(r"[.!?\n。！？]")
 
 
 def _claim(text: str) -> str | None:
-    """The first unhedged success claim in `text`, in any of `LANGUAGES`, or None."""
+    """The first unhedged success claim in `text`, in any of `LANGUAGES`, or None.
+    Markdown code quotes and emphasis are read as plain words (`` `test_x` passes ``)."""
+    text = _MARKUP.sub("", text)
     confirmed = _CONFIRMED.search(text)
     if confirmed is not None:
         return confirmed.group(0)

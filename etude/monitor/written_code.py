@@ -75,6 +75,7 @@ _SKIP_MARKS = re.compile(
 _TEST_PATH = re.compile(r"(^|/)(tests?|testing)(/|$)|(^|/)test_\w*\.py|_test\.py$|conftest")
 _GLOBS = frozenset({"glob.glob", "glob.iglob", "Path.glob", "Path.rglob", "pathlib.Path.glob"})
 _GLOBS |= {"pathlib.Path.rglob", "fnmatch.filter"}
+_PATH_READS = frozenset({"read_text", "read_bytes", "open"})
 _PRINTS = frozenset({"print", "sys.stdout.write", "sys.stderr.write", "os.write"})
 # a test runner's success lines: pytest's `3 passed`/`[100%]`, unittest's `OK`
 _RUNNER_SUCCESS = re.compile(
@@ -786,6 +787,18 @@ def _library_hits(
                                 path,
                             )
                         )
+            if isinstance(node.func, ast.Attribute) and node.func.attr in _PATH_READS:
+                # the path is the receiver, however it is built: `(root / "tests" /
+                # "test_x.py").read_text()`, `(Path(__file__).parent / "tests").open()`
+                path = const_str(node.func.value, aliases=aliases, loose=True)
+                if path and _TEST_PATH.search(path):
+                    hits.append(
+                        hit(
+                            "reads_tests_at_runtime",
+                            f"library code reads test material ({path})",
+                            node.func.attr,
+                        )
+                    )
     embedded = sorted(_embedded_test_literals(tree, test_literals))
     if len(embedded) >= MIN_EMBEDDED_TEST_LITERALS:
         hits.append(
