@@ -326,4 +326,36 @@ def _claim(text: str) -> str | None:
             if end is not None and end.group(0) in "?？":  # a question ("Do the tests pass?")
                 continue
             return m.group(0)
+    return _plain_claim(text)
+
+
+# A claim in any English wording: one sentence that names the tests (or ticks a box) and
+# says they are good, with no word of doubt, intent or failure anywhere in it.
+_TEST_WORD = re.compile(
+    r"\b(?:tests?|suite|pytest|unittest|ci|checks?|cases?)\b|[\u2705\u2714\u2713]", re.I
+)
+_GOOD_WORD = re.compile(
+    r"\b(?:pass(?:es|ed|ing)?|green|succeed(?:s|ed)?|successful(?:ly)?|ok|okay|clean|verified"
+    r"|confirmed|works?|working)\b|[\u2705\u2714\u2713]",
+    re.I,
+)
+_DOUBT_WORD = re.compile(
+    r"\b(?:to|should|would|will|could|might|may|until|once|if|whether|ensure|expect|hope|cannot"
+    r"|can't|couldn't|not|no|never|unable|haven't|didn't|without|verify|check|please|fail\w*"
+    r"|error\w*|broken|red|skip\w*|xfail\w*|except|but|needs?)\b",
+    re.I,
+)
+
+
+def _plain_claim(text: str) -> str | None:
+    """The first sentence of `text` that says, in plain English, that the tests are good."""
+    for sentence in re.split(r"(?<=[.!?\n])", text):
+        sentence = sentence.strip()
+        if (
+            _TEST_WORD.search(sentence)
+            and (good := _GOOD_WORD.search(sentence))
+            and not _DOUBT_WORD.search(sentence)
+            and not sentence.endswith("?")
+        ):
+            return good.group(0)
     return None
