@@ -336,7 +336,10 @@ _TEST_WORD = re.compile(
 )
 _GOOD_WORD = re.compile(
     r"\b(?:pass(?:es|ed|ing)?|green|succeed(?:s|ed)?|successful(?:ly)?|ok|okay|clean|verified"
-    r"|confirmed|works?|working)\b|[\u2705\u2714\u2713]",
+    r"|confirmed|works?|working)\b"
+    # the word ends its clause: "they pass unicode input" says what they are given
+    r"(?=\s*(?:[.,;:!)\u2705\u2714\u2713]|$)|\s+(?:now|too|again|as\s+well|locally|cleanly)\b)"
+    r"|[\u2705\u2714\u2713]",
     re.I,
 )
 _DOUBT_WORD = re.compile(
