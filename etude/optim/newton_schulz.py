@@ -10,10 +10,12 @@ approximately equal to `U V^T` of each matrix's SVD `U S V^T`. Two formulations:
   touched only to form `R` and to apply `Q`. In bf16 this alone diverges (rounding errors
   in `R` are amplified by every step: singular values of 10-1000 after 5 steps on the K2
   shapes, `benchmarks/ns_accuracy.py`), so the iteration restarts from the current iterate
-  (`X <- Q X`, `R <- X X^T`, `Q <- I`) at the steps `gram_restarts` names: once after the
-  first 2 steps, then every 3 (for 5 steps: one restart, as in Dao AI Lab's Gram
-  Newton–Schulz). Once the first steps have lifted the small singular values, a phase of 3
-  steps stays within bf16 rounding; a first phase of 3 does not. It saves FLOPs on matrices
+  (`X <- Q X`, `R <- X X^T`, `Q <- I`) at the steps `gram_restarts` names: every 2 steps
+  (for 5 steps: before steps 2 and 4). Restarting only once (phases of 2 then 3, as in Dao
+  AI Lab's Gram Newton–Schulz) stays within bf16 rounding against an SVD reference and
+  saves 13 % of an expert's FLOPs, but it amplifies bf16 rounding enough that 40 steps of
+  `etude demo`'s sharded Muon end 9e-4 from one process (under 1e-4 with every 2), so it is
+  measured, not used. It saves FLOPs on matrices
   more than 1.5 times as long as wide; `choose_method` picks it per shape from the FLOP
   counts below, and Muon and the planner (`etude plan muon`) both ask it.
 
@@ -50,9 +52,9 @@ Coefficients = tuple[float, float, float]
 METHODS = ("standard", "gram", "auto")
 # Restarts of the Gram iteration (benchmarks/results/ns_accuracy.json): a first phase of 3
 # steps diverges in bf16 with Polar Express's large first coefficients, one of 2 does not;
-# after it, phases of 3 stay within bf16 rounding of the standard iteration.
+# later phases of 3 stay within bf16 rounding but make sharded runs drift (module doc).
 GRAM_FIRST_PHASE = 2
-GRAM_PHASE = 3
+GRAM_PHASE = 2
 
 
 def gram_restarts(steps: int) -> tuple[int, ...]:
