@@ -14,12 +14,13 @@ orthogonalized by each variant, and each result O is compared with:
 Variants, each with its FLOPs as run (`ns_flops`; no credit for symmetric products):
 
 - 5 steps of the fixed quintic and of Polar Express: standard fp32 (the reference), standard
-  bf16 (torch.optim.Muon), Gram bf16 with etude's restarts (`gram_restarts`: once, before
-  step 2), with a restart every 2 steps (etude's choice before), with its first restart
-  only before step 3, with none; and Gram bf16 after an AOL rescaling (the rows scaled by
-  the inverse square roots of the absolute row sums of R = X X^T, which bounds the spectral
-  norm by 1 more tightly than the Frobenius norm, as Turbo-Muon does; free here, since R is
-  formed anyway, but it orthogonalizes D X, not X).
+  bf16 (torch.optim.Muon), Gram bf16 with etude's restarts (`gram_restarts`, marked
+  `_etude`), and with each other restart pattern: once before step 2, every 2 steps, first
+  only before step 3, none (the results JSON was measured when etude restarted once, so
+  its `_etude` row is the one-restart pattern); and Gram bf16 after an AOL rescaling (the
+  rows scaled by the inverse square roots of the absolute row sums of R = X X^T, which
+  bounds the spectral norm by 1 more tightly than the Frobenius norm, as Turbo-Muon does;
+  free here, since R is formed anyway, but it orthogonalizes D X, not X).
 - Fewer steps (the quintic and Polar Express in 4 steps, Polar Express in 3): standard fp32,
   standard bf16, Gram bf16 with etude's restarts, and the AOL-rescaled Gram.
 
@@ -127,7 +128,7 @@ def variants(schedule, steps: int, short: int, long: int) -> dict:
         ),
     }
     if steps == STEPS:
-        for restarts in [(2, 4), (3,), ()]:
+        for restarts in [r for r in [(2,), (2, 4), (3,), ()] if r != etude]:
             name = f"gram_bf16_restarts_{'_'.join(map(str, restarts)) or 'none'}"
             rows[name] = (gram_with(restarts), ns_flops(short, long, steps, "gram", restarts))
     # as run here, R is formed twice (2 s^2 l more); folded into the first phase it would not be
