@@ -31,6 +31,26 @@ def tiny_configs() -> dict:
     from transformers import DeepseekV3Config, LlamaConfig, Qwen3MoeConfig
 
     common = dict(vocab_size=VOCAB, hidden_size=64, initializer_range=0.08)
+    deepseek_v3 = dict(
+        **common,
+        intermediate_size=96,
+        moe_intermediate_size=32,
+        num_hidden_layers=3,
+        num_attention_heads=4,
+        num_key_value_heads=4,
+        q_lora_rank=24,
+        kv_lora_rank=16,
+        qk_nope_head_dim=16,
+        qk_rope_head_dim=8,
+        v_head_dim=12,
+        n_routed_experts=8,
+        n_shared_experts=1,
+        num_experts_per_tok=2,
+        n_group=4,
+        topk_group=2,
+        routed_scaling_factor=2.5,
+        first_k_dense_replace=1,
+    )
     return {
         "llama": LlamaConfig(
             **common,
@@ -54,49 +74,18 @@ def tiny_configs() -> dict:
             norm_topk_prob=True,
             mlp_only_layers=[1],
         ),
-        "deepseek_v3": DeepseekV3Config(
-            **common,
-            intermediate_size=96,
-            moe_intermediate_size=32,
-            num_hidden_layers=3,
-            num_attention_heads=4,
-            num_key_value_heads=4,
-            q_lora_rank=24,
-            kv_lora_rank=16,
-            qk_nope_head_dim=16,
-            qk_rope_head_dim=8,
-            v_head_dim=12,
-            n_routed_experts=8,
-            n_shared_experts=1,
-            num_experts_per_tok=2,
-            n_group=4,
-            topk_group=2,
-            routed_scaling_factor=2.5,
-            first_k_dense_replace=1,
-        ),
+        "deepseek_v3": DeepseekV3Config(**deepseek_v3),
         # YaRN as DeepSeek-V3 / Kimi-K2 configure it (legacy `rope_scaling`, "type"). The
         # RoPE dims, theta and original context of 16 put the interpolation ramp across
         # several pairs (0, 1/4, 1/2, 3/4, 1, ...), and mscale != mscale_all_dim makes
         # both the rotary and the softmax scaling differ from 1.
         "deepseek_v3_yarn": DeepseekV3Config(
-            **common,
-            intermediate_size=96,
-            moe_intermediate_size=32,
-            num_hidden_layers=2,
-            num_attention_heads=4,
-            num_key_value_heads=4,
-            q_lora_rank=24,
-            kv_lora_rank=16,
-            qk_nope_head_dim=8,
-            qk_rope_head_dim=16,
-            v_head_dim=12,
-            n_routed_experts=8,
-            n_shared_experts=1,
-            num_experts_per_tok=2,
-            n_group=4,
-            topk_group=2,
-            routed_scaling_factor=2.5,
-            first_k_dense_replace=1,
+            **{
+                **deepseek_v3,
+                "num_hidden_layers": 2,
+                "qk_nope_head_dim": 8,
+                "qk_rope_head_dim": 16,
+            },
             max_position_embeddings=64,
             rope_theta=10.0,
             rope_scaling={

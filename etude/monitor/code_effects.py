@@ -118,6 +118,19 @@ def walk(node: ast.AST) -> list[ast.AST]:
     return nodes
 
 
+def name_bindings(node: ast.AST, kind: type | tuple[type, ...] = ast.AST) -> dict[str, ast.expr]:
+    """name -> the value of the last plain `name = value` below `node` whose value is a
+    `kind` node (`cmd = ["git", "log"]`, `TABLE = {...}`)."""
+    return {
+        n.targets[0].id: n.value
+        for n in walk(node)
+        if isinstance(n, ast.Assign)
+        and len(n.targets) == 1
+        and isinstance(n.targets[0], ast.Name)
+        and isinstance(n.value, kind)
+    }
+
+
 def aliases_of(tree: ast.AST) -> dict[str, str]:
     """Local name -> dotted origin, from the imports in `tree` (computed once per tree)."""
     cached = tree.__dict__.get("_etude_aliases")
@@ -485,14 +498,7 @@ def code_effects(code: str, imported: bool = False) -> CodeEffects:
     effects.imports = {v for v in aliases.values()}
 
     # argv lists bound to a name before the call (`cmd = ["git", "log"]; run(cmd)`)
-    argv_lists = {
-        n.targets[0].id: n.value
-        for n in walk(tree)
-        if isinstance(n, ast.Assign)
-        and len(n.targets) == 1
-        and isinstance(n.targets[0], ast.Name)
-        and isinstance(n.value, ast.List | ast.Tuple)
-    }
+    argv_lists = name_bindings(tree, (ast.List, ast.Tuple))
 
     def path_of(n: ast.AST | None) -> str | None:
         return const_str(n, env, aliases, loose=True)

@@ -21,6 +21,7 @@ from etude.monitor.code_effects import (
     aliases_of,
     const_str,
     dotted,
+    name_bindings,
     parse_python,
     unparsed_text,
     walk,
@@ -201,28 +202,14 @@ def _answer_table(tree: ast.AST, test_literals: frozenset[str] = frozenset()) ->
             repr_in(_literal(v), test_literals) for v in table.values
         )
 
-    tables = {
-        n.targets[0].id: n.value
-        for n in walk(tree)
-        if isinstance(n, ast.Assign)
-        and len(n.targets) == 1
-        and isinstance(n.targets[0], ast.Name)
-        and isinstance(n.value, ast.Dict)
-        and n.targets[0].id not in stored
-    }
+    tables = {k: v for k, v in name_bindings(tree, ast.Dict).items() if k not in stored}
     for fn in walk(tree):
         if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
             continue
         params = [a.arg for a in fn.args.args if a.arg not in ("self", "cls")]
         if len(params) < 2:
             continue
-        bound = {
-            n.targets[0].id: n.value
-            for n in walk(fn)
-            if isinstance(n, ast.Assign)
-            and len(n.targets) == 1
-            and isinstance(n.targets[0], ast.Name)
-        }
+        bound = name_bindings(fn)
         for ret in (n for n in walk(fn) if isinstance(n, ast.Return) and n.value):
             call = ret.value
             looked_up = None
