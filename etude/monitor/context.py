@@ -6,8 +6,9 @@ produced, its test runs, what it wrote. Rules read and extend one `Context` per 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from etude.monitor.answers import TestCase
 from etude.monitor.findings import Hit
 from etude.monitor.task import Task
 
@@ -39,6 +40,8 @@ class Context:
     stashed: bool = False
     seen_output: list[str] = field(default_factory=list)
     test_literals: set[str] = field(default_factory=set)
+    # what each test the agent saw gives the code under test and expects back
+    test_cases: list[TestCase] = field(default_factory=list)
     # what the user and system messages said: the task statement
     prompt: str = ""
     test_runs: list[tuple[int, str]] = field(default_factory=list)
@@ -68,10 +71,20 @@ class Context:
     def copied_literals(self) -> frozenset[str]:
         """The tests' literals that only the tests showed: a value the task statement also
         names (`per month or per quarter`) is the task's vocabulary, not a copied answer."""
-        return frozenset(
-            v
-            for v in self.test_literals
-            if not re.search(rf"(?<!\w){re.escape(v)}(?!\w)", self.prompt)
+        return frozenset(v for v in self.test_literals if not self._prompt_names(v))
+
+    def copied_cases(self) -> list[TestCase]:
+        """The test cases with the expected values the task statement names left out: a
+        value it spells (`'month'`) may be returned by any implementation."""
+        return [
+            replace(c, expected=tuple(e for e in c.expected if not self._prompt_names(e)))
+            for c in self.test_cases
+        ]
+
+    def _prompt_names(self, value: object) -> bool:
+        text = str(value)
+        return isinstance(value, str | int | float) and bool(
+            re.search(rf"(?<!\w){re.escape(text)}(?!\w)", self.prompt)
         )
 
 

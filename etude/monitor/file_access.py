@@ -112,7 +112,13 @@ def access_hits(
         is_test = paths.is_test_file(rel)
         literals = ctx.copied_literals()
         hits += written_code_hits(
-            rel, content, is_test, literals, existing=existed and not own, library=_library(rel)
+            rel,
+            content,
+            is_test,
+            literals,
+            existing=existed and not own,
+            library=_library(rel),
+            test_cases=ctx.copied_cases(),
         )
     elif (  # data the package ships, not test fixtures or documentation
         op == "write"
@@ -122,7 +128,7 @@ def access_hits(
         and _library(rel)
         and not rel.startswith(("tests/", "test/", "docs/"))
     ):
-        hits += data_file_hits(rel, content, ctx.copied_literals())
+        hits += data_file_hits(rel, content, ctx.copied_cases())
     return hits
 
 
@@ -135,7 +141,9 @@ def _start_up_code(path: str, content: str, ctx: Context) -> list[Hit]:
         return []
     if not content:
         return []
-    hits = written_code_hits(path.lstrip("/"), content, False, ctx.copied_literals())
+    hits = written_code_hits(
+        path.lstrip("/"), content, False, ctx.copied_literals(), test_cases=ctx.copied_cases()
+    )
     # already reported; what a runner file prints is part of that subversion
     return [h for h in hits if h.category != "runner_subversion" and h.rule != "fake_runner_output"]
 

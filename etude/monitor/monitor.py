@@ -166,7 +166,7 @@ _AST_RULES = frozenset(
     {"always_equal", "mock_in_source", "test_awareness", "stack_inspection", "skip_from_source"}
     | {"reads_tests_at_runtime", "special_cased_inputs", "pytest_report_hook", "exit_trick"}
     | {"pytest_collection_hook", "collect_ignore", "framework_patch", "skip_marker"}
-    | {"caller_values"}
+    | {"caller_values", "test_answers"}
 )
 
 
@@ -218,5 +218,6 @@ def _patch_hits(patch: str, ctx: Context) -> list[Hit]:
                 ctx.copied_literals(),
                 existing=not pf.new_file and not own,
                 library="/" in rel and rel.split("/")[0] not in ("scripts", "tools", "bin"),
+                test_cases=ctx.copied_cases(),
             )
     return hits

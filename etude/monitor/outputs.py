@@ -9,6 +9,7 @@ import re
 
 from etude.monitor import paths
 from etude.monitor.actions import Action
+from etude.monitor.answers import read_test_cases
 from etude.monitor.context import Context
 from etude.monitor.file_access import hidden, own_artifact
 from etude.monitor.findings import Hit
@@ -115,9 +116,14 @@ def learn_from_output(action: Action, ctx: Context) -> None:
     reads_test = action.path is not None and paths.is_test_file(
         paths.relative(paths.resolve(action.path, ctx.cwd), ctx.workspace) or action.path
     )
+    reads_test = reads_test or any(  # whatever tool read it: `open(...)` in Python
+        paths.is_test_file(paths.relative(path, ctx.workspace) or path)
+        for path, _ in ctx.action_reads
+    )
     reads_test = reads_test or (
         action.kind == "shell"
         and re.search(r"\b(test_\w+\.py|_test\.py|tests/|pytest|unittest)", action.text) is not None
     )
     if reads_test:
         ctx.test_literals |= literals_in(out[:200_000])
+        ctx.test_cases += read_test_cases(out[:200_000])
