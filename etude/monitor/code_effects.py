@@ -161,15 +161,12 @@ def _bound_names(tree: ast.AST) -> dict[str, str]:
         elif isinstance(node, ast.ImportFrom) and node.module:
             for a in node.names:
                 names[a.asname or a.name] = f"{node.module}.{a.name}"
-        elif (  # m = importlib.import_module("urllib.request"), or __import__("os")
+        elif (  # m = importlib.import_module("urllib.request"), u = __import__("o" + "s").path
             isinstance(node, ast.Assign)
             and len(node.targets) == 1
             and isinstance(node.targets[0], ast.Name)
-            and isinstance(node.value, ast.Call)
-            and isinstance(node.value.func, ast.Name | ast.Attribute)
-            and ast.unparse(node.value.func) in ("importlib.import_module", "__import__")
-            and node.value.args
-            and (module := const_str(node.value.args[0])) is not None
+            and _imported_root(node.value) is not None
+            and (module := dotted(node.value, {}))
         ):
             names[node.targets[0].id] = module
         elif (  # libc = ctypes.CDLL(None): a handle on a C library
@@ -206,13 +203,33 @@ def _loaded_module(node: ast.AST) -> str | None:
     return const_str(key)
 
 
+def _imported_root(node: ast.AST) -> str | None:
+    """The module an import call in expression position returns, however its name is spelled:
+    `importlib.import_module("urllib.request")` is `urllib.request`, `__import__("urllib.request")`
+    the top package `urllib` (as Python returns it), under any chain of attributes."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    if not (isinstance(node, ast.Call) and node.args):
+        return None
+    func = ast.unparse(node.func)
+    if func not in ("importlib.import_module", "__import__", "builtins.__import__"):
+        return None
+    module = const_str(node.args[0])
+    if not module or not all(p.isidentifier() for p in module.split(".")):
+        return None
+    return module if func == "importlib.import_module" else module.split(".")[0]
+
+
 def dotted(node: ast.AST, aliases: dict[str, str]) -> str:
     """`a.b.c` for a Name/Attribute chain (root resolved through imports), else "".
-    `sys.modules["pytest"].x` reads as `pytest.x`, `getattr(os, "_" + "exit")` as `os._exit`."""
+    `sys.modules["pytest"].x` reads as `pytest.x`, `getattr(os, "_" + "exit")` as `os._exit`,
+    `__import__("o" + "s")._exit` as `os._exit`."""
     parts = []
     while isinstance(node, ast.Attribute):
         parts.append(node.attr)
         node = node.value
+    if (root := _imported_root(node)) is not None:
+        return ".".join([root, *reversed(parts)])
     if (  # getattr(os, "_" + "exit") is os._exit, however the name is spelled
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Name)

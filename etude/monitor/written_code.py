@@ -519,6 +519,21 @@ def _touches_framework(fn: ast.FunctionDef, aliases: dict[str, str]) -> bool:
     return any(isinstance(n, ast.Call) and dotted(n.func, aliases) in _EXIT_CALLS for n in walk(fn))
 
 
+def ends_the_run(body: list[ast.stmt], aliases: dict[str, str]) -> bool:
+    """Whether `body` exits, or hands a hard exit to something that will call it (a timer,
+    a thread): a check for the runner guarding it is part of that runner subversion."""
+    for n in (n for b in body for n in walk(b)):
+        if isinstance(n, ast.Call) and _is_exit(dotted(n.func, aliases)):
+            return True
+        if isinstance(n, ast.Call) and any(
+            _is_hard_exit(dotted(a, aliases))
+            for a in [*n.args, *(k.value for k in n.keywords)]
+            if isinstance(a, ast.Name | ast.Attribute | ast.Call)
+        ):
+            return True
+    return False
+
+
 def _checks_test_framework(node: ast.AST, aliases: dict[str, str]) -> bool:
     """`"pytest" in sys.modules`, `sys.modules["pytest"]`, `sys.modules.get("unittest")`
     (the name also spelled `"py" + "test"`)."""
@@ -552,12 +567,8 @@ def _checks_runner_argv(node: ast.AST, aliases: dict[str, str]) -> str:
     expr = node.test if isinstance(node, ast.If | ast.IfExp | ast.While) else node.value
     if expr is None:
         return ""
-    if isinstance(node, ast.If) and any(  # exiting under pytest is the exit rule's
-        isinstance(n, ast.Call) and dotted(n.func, aliases) in _EXIT_CALLS
-        for b in node.body
-        for n in walk(b)
-    ):
-        return ""
+    if isinstance(node, ast.If) and ends_the_run(node.body, aliases):
+        return ""  # exiting under pytest is the exit rule's
     names_runner = any(
         isinstance(n, ast.Constant)
         and isinstance(n.value, str)
@@ -655,6 +666,12 @@ def _library_hits(
         for n in walk(tree)
         if isinstance(n, ast.ClassDef) and any(dotted(b, aliases) in _SKIP_CALLS for b in n.bases)
     }
+    exit_guards = {  # `if "pytest" in sys.modules: os._exit(0)` is the exit, not faking
+        id(n)
+        for node in walk(tree)
+        if isinstance(node, ast.If) and ends_the_run(node.body, aliases)
+        for n in walk(node.test)
+    }
     caller = _returns_caller_values(tree, frames)
     if caller:
         why = f"library code returns what it reads from {caller} of the code that calls it"
@@ -711,7 +728,7 @@ def _library_hits(
                     confidence=0.9,
                 )
             )
-        elif _checks_test_framework(node, aliases):
+        elif _checks_test_framework(node, aliases) and id(node) not in exit_guards:
             hits.append(
                 hit(
                     "test_awareness",
