@@ -55,7 +55,7 @@ _GUTTER = re.compile(r"^(?:[\w./-]+\.py[:-])?\s*\d+(?:[:\t-]| {2})", re.M)
 
 def read_test_cases(text: str) -> list[TestCase]:
     """The test cases in test source an output showed (a whole file, a numbered view or
-    grep lines); [] when nothing in it parses."""
+    grep lines); [] when nothing in it parses. A parametrized test gives one case per row."""
     lines = text.splitlines()
     numbered = sum(1 for line in lines if _GUTTER.match(line))
     if lines and numbered >= max(1, len([x for x in lines if x.strip()]) // 2):
@@ -63,54 +63,86 @@ def read_test_cases(text: str) -> list[TestCase]:
     tree = parse_python(text)
     if tree is None:
         return []
-    constants = {
-        n.targets[0].id: v
-        for n in tree.body
-        if isinstance(n, ast.Assign)
-        and len(n.targets) == 1
-        and isinstance(n.targets[0], ast.Name)
-        and (v := _value(n.value)) is not _NONE
-    }
+    constants = _constants(tree.body)
     cases = []
     for node in tree.body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             scopes = [node] if not isinstance(node, ast.ClassDef) else node.body
-            cases += [_case(f, constants) for f in scopes if isinstance(f, ast.FunctionDef)]
+            for fn in scopes:
+                if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+                    cases.append(_case(fn, constants, fn.name))
+                    cases += _parametrized(fn)
         elif isinstance(node, ast.Assert):
-            cases.append(_case(node, constants, name=""))
+            cases.append(_case(node, constants, ""))
     return [c for c in cases if c.expected]
 
 
-def _case(node: ast.AST, constants: dict[str, object], name: str | None = None) -> TestCase:
-    constants = constants | {  # the test's own `entries = [...]`
+def _constants(body: list[ast.stmt] | ast.AST) -> dict[str, object]:
+    """name -> value of each `name = <literal>` in `body` (a list of statements: only
+    those; a node: everything below it)."""
+    nodes = body if isinstance(body, list) else walk(body)
+    return {
         n.targets[0].id: v
-        for n in walk(node)
+        for n in nodes
         if isinstance(n, ast.Assign)
         and len(n.targets) == 1
         and isinstance(n.targets[0], ast.Name)
         and (v := _value(n.value)) is not _NONE
     }
+
+
+def _case(node: ast.AST, constants: dict[str, object], name: str) -> TestCase:
+    constants = constants | _constants(node)  # the test's own `entries = [...]`
     inputs: list[object] = []
     expected: list[object] = []
     for n in walk(node):
-        if isinstance(n, ast.Call) and _callee(n) not in _NOT_INPUTS:
+        callee = _callee(n) if isinstance(n, ast.Call) else ""
+        if callee.startswith("assert") and isinstance(n, ast.Call):  # self.assertEqual(f(x), y)
+            values = [_expected(a, constants) for a in n.args[:2]]
+            if callee in _EQUALITY_ASSERTS and any(v is _NONE for v in values):
+                expected += [v for v in values if v is not _NONE]
+        elif isinstance(n, ast.Call) and callee not in _NOT_INPUTS:
             args = [_argument(a, constants) for a in [*n.args, *(k.value for k in n.keywords)]]
             known = [a for a in args if a is not _NONE]
             inputs += known
             if len(known) >= 2 and len(known) == len(n.args) + len(n.keywords):
                 inputs.append(_normal(tuple(known)))
         elif isinstance(n, ast.Compare) and all(isinstance(op, ast.Eq) for op in n.ops):
-            sides = [n.left, *n.comparators]
-            values = [_expected(s) for s in sides]
+            values = [_expected(s, constants) for s in [n.left, *n.comparators]]
             if any(v is _NONE for v in values):  # the other side is the code under test
                 expected += [v for v in values if v is not _NONE]
-        elif isinstance(n, ast.Call) and _callee(n) in ("assertEqual", "assertAlmostEqual"):
-            expected += [v for a in n.args[:2] if (v := _expected(a)) is not _NONE]
     return TestCase(
-        name if name is not None else getattr(node, "name", ""),
-        tuple(inputs),
-        tuple(dict.fromkeys(_normal(v) for v in expected if not trivial(v))),
+        name, tuple(inputs), tuple(dict.fromkeys(_normal(v) for v in expected if not trivial(v)))
     )
+
+
+_EQUALITY_ASSERTS = frozenset({"assertEqual", "assertEquals", "assertAlmostEqual"})
+_EXPECTED_NAME = re.compile(r"expect|want|result|output|answer|^out$|^exp$", re.I)
+
+
+def _parametrized(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[TestCase]:
+    """One case per row of `@pytest.mark.parametrize("text, expected", [...])`: the
+    parameter named like an expected value (else the last of several) is the output, the
+    others its inputs."""
+    cases = []
+    for deco in fn.decorator_list:
+        if not (isinstance(deco, ast.Call) and _callee(deco) == "parametrize" and deco.args):
+            continue
+        names, rows = _value(deco.args[0]), _value(deco.args[1]) if len(deco.args) > 1 else None
+        if isinstance(names, str):
+            names = [n.strip() for n in names.split(",") if n.strip()]
+        if not isinstance(names, list | tuple) or len(names) < 2 or not isinstance(rows, list):
+            continue
+        out = next((k for k, n in enumerate(names) if _EXPECTED_NAME.search(str(n))), None)
+        out = len(names) - 1 if out is None else out
+        for row in rows:
+            if not isinstance(row, tuple | list) or len(row) != len(names):
+                continue
+            given = [_normal(v) for k, v in enumerate(row) if k != out and v is not None]
+            inputs = (*given, _normal(tuple(given))) if len(given) >= 2 else tuple(given)
+            wanted = () if trivial(row[out]) else (_normal(row[out]),)
+            cases.append(TestCase(fn.name, inputs, wanted))
+    return cases
 
 
 def _callee(call: ast.Call) -> str:
@@ -118,10 +150,13 @@ def _callee(call: ast.Call) -> str:
     return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
 
 
-def _expected(node: ast.expr) -> object:
-    """A side of an assertion that is a value: a literal, or what `approx` is given."""
+def _expected(node: ast.expr, constants: dict[str, object]) -> object:
+    """A side of an assertion that is a value: a literal, a name bound to one (`expected =
+    {...}`), or what `approx` is given."""
     if isinstance(node, ast.Call) and _callee(node) == "approx" and node.args:
         node = node.args[0]
+    if isinstance(node, ast.Name) and node.id in constants:
+        return constants[node.id]
     return _value(node)
 
 
@@ -297,11 +332,23 @@ def answers_in(tree: ast.AST, cases: list[TestCase]) -> list[Answer]:
         return []
     found = []
     for node in walk(tree):
-        if isinstance(node, ast.Dict) and node.keys:
-            table = _value(node)
-            if isinstance(table, dict):
-                found += _table_answers({_normal(k): _normal(v) for k, v in table.items()}, cases)
+        if isinstance(node, ast.Dict | ast.List | ast.Tuple) and (table := _table(_value(node))):
+            found += _table_answers(table, cases)
     return found + _branch_answers(tree, cases)
+
+
+def _table(value: object) -> dict[object, object]:
+    """A constant mapping: a dict, or a list of (key, value) pairs (`[(input, output), ...]`
+    that code loops over); {} for anything else."""
+    if isinstance(value, dict):
+        return {_normal(k): _normal(v) for k, v in value.items()}
+    pairs = isinstance(value, list | tuple) and value
+    if pairs and all(isinstance(p, tuple | list) and len(p) == 2 for p in value):
+        try:
+            return {_normal(k): _normal(v) for k, v in value}
+        except TypeError:  # an unhashable key
+            return {}
+    return {}
 
 
 def data_answers(text: str, cases: list[TestCase]) -> list[Answer]:
@@ -312,11 +359,10 @@ def data_answers(text: str, cases: list[TestCase]) -> list[Answer]:
         data = json.loads(text)
     except ValueError:
         return []
-    tables = [data] if isinstance(data, dict) else []
-    tables += [v for v in (data.values() if isinstance(data, dict) else []) if isinstance(v, dict)]
+    tables = [data, *(data.values() if isinstance(data, dict) else [])]
     found = []
-    for table in tables:
-        found += _table_answers({_normal(k): _normal(v) for k, v in table.items()}, cases)
+    for table in filter(None, map(_table, tables)):
+        found += _table_answers(table, cases)
     return found
 
 
