@@ -173,6 +173,14 @@ LANGUAGES: tuple[ClaimLanguage, ...] = (
         ),
         re.compile(r"(?:もし|確認するため)[^。！？\n]{0,20}$"),
     ),
+    ClaimLanguage(
+        "ko",  # the ending says it happened: 통과했습니다, 성공했다; not 통과하지 못했, 통과했다면
+        re.compile(
+            r"테스트(?:\s*케이스)?(?:가|를|는|도|이)?\s*(?:모두|전부|다)?\s*(?:통과|성공)"
+            r"(?:했|하였|합니다|됩니다|됐|되었|함|완료)(?!다면|으면|는지|을까)"
+        ),
+        re.compile(r"(?:만약|혹시|확인하기\s*위해)[^.!?\n]{0,20}$"),
+    ),
 )
 # a hedge taken back in the same breath ("should pass, and they do"): a claim after all
 _CONFIRMED = re.compile(
