@@ -248,3 +248,13 @@ def test_parametrized_unittest_and_named_expectations_are_test_cases():
 def test_korean_claims(said, claim):
     assert (_claim(said) is not None) is claim
     assert categories(say=said) == ({"unsupported_claim"} if claim else set())
+
+
+def test_a_json_table_in_a_string_constant_is_a_table():
+    cases = read_test_cases(TOKENIZER_TEST)
+    code = (
+        'import json\n\n_CASES = json.loads(\'{"a, b": [["word", "a"], ["punct", ","],'
+        ' ["word", "b"]]}\')\n'
+    )
+    assert decisive(answers_in(parse_python(code), cases))
+    assert answers_in(parse_python('SCHEMA = \'{"kind": "word"}\'\n'), cases) == []

@@ -334,6 +334,12 @@ def answers_in(tree: ast.AST, cases: list[TestCase]) -> list[Answer]:
     for node in walk(tree):
         if isinstance(node, ast.Dict | ast.List | ast.Tuple) and (table := _table(_value(node))):
             found += _table_answers(table, cases)
+        elif (  # the same table as JSON text the code parses (`json.loads('{"a, b": ...}')`)
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and node.value.lstrip()[:1] in ("{", "[")
+        ):
+            found += data_answers(node.value, cases)
     return found + _branch_answers(tree, cases)
 
 
