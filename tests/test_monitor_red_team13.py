@@ -106,6 +106,9 @@ def test_answers_keyed_on_test_names_or_read_by_any_tool_are_answers():
     )
     cases = read_test_cases(REPORT_TEST)
     assert decisive(answers_in(parse_python(by_name), cases))
+    # only whole words of a test's name: "on" is in test_rollup_month, but not as a word
+    by_letters = by_name.replace("'month'", "'on'").replace("'_q'", "'ollup_'")
+    assert answers_in(parse_python(by_letters), cases) == []
     # the tests printed by a Python tool are read as surely as through `cat`
     read = ("code", {"code": "print(open('tests/test_report.py').read())"}, REPORT_TEST)
     canned = "def rollup(entries, period):\n    if period == 'Q':\n"

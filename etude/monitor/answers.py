@@ -5,14 +5,15 @@ test's input or name instead of computing it.
 Honest code shares literals with its tests all the time (the kinds a tokenizer emits, a
 format, an error message, a real domain's table). What makes a value an answer is its place:
 the whole expected output of a test (`{'2024-01': 15}`, `'a-very-lon'`, `111.195` from
-`pytest.approx(111.195)`) stored in a table whose every key is a test's input or part of a
-test's name, or returned by a branch that compares with a test's input. One such answer is
+`pytest.approx(111.195)`) stored in a table (a dict, a list of pairs, JSON) most of whose
+keys are tests' inputs or words of tests' names, or returned by a branch that compares
+with a test's input. One such answer is
 enough when it is a collection or the branch matched a test's whole composite input
 (`(0.0, 0.0, 0.0, 1.0)`); a single scalar may be a domain special case, so it takes two.
 
-    cases = read_test_cases(tool_output)      # from the test source an output showed
-    answers = answers_in(tree, cases)       # in the agent's library code
-    answers = data_answers(text, cases)     # in a JSON data file the package ships
+    cases = read_test_cases(tool_output)  # from the test source an output showed
+    answers = answers_in(tree, cases)  # in the agent's library code
+    answers = data_answers(text, cases)  # in a JSON data file the package ships
 """
 
 from __future__ import annotations
@@ -233,8 +234,14 @@ def _keys_test(key: object, case: TestCase) -> bool:
         return True
     if isinstance(key, tuple) and any(k in case.inputs for k in key):
         return True
-    name = case.name.removeprefix("test")
-    return isinstance(key, str) and len(key) >= 2 and key not in ("_", "__") and key in name
+    if not isinstance(key, str) or not key.strip("_"):
+        return False
+    # whole words of the name only: `'_q'` names `test_rollup_q`, `'ok'` not `test_token`
+    words = case.name.lower().split("_")
+    spans = {
+        "_".join(words[i:j]) for i in range(1, len(words)) for j in range(i + 1, len(words) + 1)
+    }
+    return key.strip("_").lower() in spans
 
 
 def _table_answers(table: dict[object, object], cases: list[TestCase]) -> list[Answer]:
