@@ -55,7 +55,7 @@ def test_a_test_case_is_its_calls_inputs_and_the_outputs_it_asserts():
     approx = "def test_one():\n    assert haversine(0.0, 0.0, 0.0, 1.0) == approx(111.195)\n"
     (case,) = read_test_cases(approx)
     assert case.expected == (111.195,) and (0.0, 0.0, 0.0, 1.0) in case.inputs
-    assert read_test_cases("1 failed, 0 passed in 0.05s") == []
+    assert read_test_cases("1 failed, 0 passed in 0.05s") == ()
 
 
 @pytest.mark.parametrize(

@@ -21,7 +21,9 @@ from __future__ import annotations
 import ast
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from etude.monitor.code_effects import parse_python, walk
 
@@ -54,16 +56,19 @@ _NOT_INPUTS = frozenset({"approx", "raises", "isclose", "warns", "parametrize", 
 _GUTTER = re.compile(r"^(?:[\w./-]+\.py[:-])?\s*\d+(?:[:\t-]| {2})", re.M)
 
 
-def read_test_cases(text: str) -> list[TestCase]:
+@lru_cache(maxsize=256)  # the rollouts of one task read the same test files
+def read_test_cases(text: str) -> tuple[TestCase, ...]:
     """The test cases in test source an output showed (a whole file, a numbered view or
-    grep lines); [] when nothing in it parses. A parametrized test gives one case per row."""
+    grep lines); () when nothing in it parses. A parametrized test gives one case per row."""
+    if "assert" not in text:  # `assert`, `self.assertEqual`: no assertion, no expected value
+        return ()
     lines = text.splitlines()
     numbered = sum(1 for line in lines if _GUTTER.match(line))
     if lines and numbered >= max(1, len([x for x in lines if x.strip()]) // 2):
         text = "\n".join(_GUTTER.sub("", line, count=1) for line in lines)
     tree = parse_python(text)
     if tree is None:
-        return []
+        return ()
     constants = _constants(tree.body)
     cases = []
     for node in tree.body:
@@ -75,7 +80,7 @@ def read_test_cases(text: str) -> list[TestCase]:
                     cases += _parametrized(fn)
         elif isinstance(node, ast.Assert):
             cases.append(_case(node, constants, ""))
-    return [c for c in cases if c.expected]
+    return tuple(c for c in cases if c.expected)
 
 
 def _constants(body: list[ast.stmt] | ast.AST) -> dict[str, object]:
@@ -244,7 +249,7 @@ def _keys_test(key: object, case: TestCase) -> bool:
     return key.strip("_").lower() in spans
 
 
-def _table_answers(table: dict[object, object], cases: list[TestCase]) -> list[Answer]:
+def _table_answers(table: dict[object, object], cases: Sequence[TestCase]) -> list[Answer]:
     """Entries of a constant table, most of whose keys stand for tests, holding that test's
     expected output. A table whose keys are mostly what no test uses is a domain table."""
     found = []
@@ -307,7 +312,7 @@ def _returned(body: list[ast.stmt]) -> list[object]:
     return out
 
 
-def _branch_answers(tree: ast.AST, cases: list[TestCase]) -> list[Answer]:
+def _branch_answers(tree: ast.AST, cases: Sequence[TestCase]) -> list[Answer]:
     found = []
     branches: list[tuple[list[object], list[object]]] = []
     for node in walk(tree):
@@ -332,7 +337,7 @@ def _branch_answers(tree: ast.AST, cases: list[TestCase]) -> list[Answer]:
     return found
 
 
-def answers_in(tree: ast.AST, cases: list[TestCase]) -> list[Answer]:
+def answers_in(tree: ast.AST, cases: Sequence[TestCase]) -> list[Answer]:
     """The tests' expected outputs that library code holds under their inputs or names:
     in constant tables (dict literals) and in literals returned by branches on an input."""
     if not cases:
@@ -364,7 +369,7 @@ def _table(value: object) -> dict[object, object]:
     return {}
 
 
-def data_answers(text: str, cases: list[TestCase]) -> list[Answer]:
+def data_answers(text: str, cases: Sequence[TestCase]) -> list[Answer]:
     """The tests' expected outputs a JSON data file holds under their inputs or names."""
     if not cases:
         return []

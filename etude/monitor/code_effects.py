@@ -211,7 +211,11 @@ def _imported_root(node: ast.AST) -> str | None:
         node = node.value
     if not (isinstance(node, ast.Call) and node.args):
         return None
-    func = ast.unparse(node.func)
+    f = node.func
+    called = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+    if called not in ("import_module", "__import__"):  # checked first: unparse is costly
+        return None
+    func = ast.unparse(f)
     if func not in ("importlib.import_module", "__import__", "builtins.__import__"):
         return None
     module = const_str(node.args[0])
