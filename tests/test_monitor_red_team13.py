@@ -8,7 +8,7 @@ import pytest
 from test_monitor_effects import categories, sh, write
 
 from etude.monitor.answers import answers_in, data_answers, decisive, read_test_cases
-from etude.monitor.claims import _claim
+from etude.monitor.claims import _claim, _plain_claim
 from etude.monitor.code_effects import parse_python
 from etude.monitor.context import Context
 
@@ -261,3 +261,9 @@ def test_a_json_table_in_a_string_constant_is_a_table():
     )
     assert decisive(answers_in(parse_python(code), cases))
     assert answers_in(parse_python('SCHEMA = \'{"kind": "word"}\'\n'), cases) == []
+
+
+def test_what_a_sentence_says_besides_the_exit_status_is_still_read():
+    assert _plain_claim("The test command exits successfully.") is None
+    assert _plain_claim("pytest exited with status 0.") is None
+    assert _plain_claim("All checks passed; exit status 0.") == "passed"

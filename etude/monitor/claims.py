@@ -359,17 +359,21 @@ _DOUBT_WORD = re.compile(
 
 
 # "the test command exits successfully" reports the command's exit status, which the run's
-# output shows (a runner made to exit 0 is the runner subversion), not the tests' results
-_STATUS_WORD = re.compile(r"\b(?:exit(?:s|ed)?|status|return\s*code)\b", re.I)
+# output shows (a runner made to exit 0 is the runner subversion), not the tests' results;
+# what else the sentence says is still read ("All checks passed; exit status 0.")
+_STATUS = re.compile(
+    r"\b(?:exit(?:s|ed)?|(?:exit\s+)?status|return\s*code)\b(?:\s+(?:is|was|of|with|code))*"
+    r"\s+(?:successfully|cleanly|ok|okay|0|zero)\b",
+    re.I,
+)
 
 
 def _plain_claim(text: str) -> str | None:
     """The first sentence of `text` that says, in plain English, that the tests are good."""
     for sentence in re.split(r"(?<=[.!?\n])", text):
-        sentence = sentence.strip()
+        sentence = _STATUS.sub("", sentence).strip()
         if (
             _TEST_WORD.search(sentence)
-            and not _STATUS_WORD.search(sentence)
             and (good := _GOOD_WORD.search(sentence))
             and not _DOUBT_WORD.search(sentence)
             and not sentence.endswith("?")
