@@ -39,6 +39,7 @@ import torch.nn.functional as F
 
 import etude.optim.newton_schulz  # noqa: F401  (the module, not the function of that name)
 from etude.demo import muon as demo
+from etude.process_groups import release_process_groups
 
 NS_MODULE = sys.modules["etude.optim.newton_schulz"]
 ACTIVATIONS = {"relu": torch.relu, "silu": F.silu}
@@ -104,7 +105,6 @@ def worker(variant: dict, out: Path) -> None:
             muon = {r.label for r in opt.routing if r.algorithm == "muon"}
             out.write_text(json.dumps(_replay(sharded, muon, activation, ns_method, seed, world)))
     dist.barrier()
-    dist.destroy_process_group()
 
 
 def _replay(sharded, muon: set[str], activation, ns_method: str, seed: int, world: int) -> dict:
@@ -159,6 +159,7 @@ def main() -> None:
         return
     if args.worker:
         worker(json.loads(args.worker[0]), Path(args.worker[1]))
+        release_process_groups()
         return
     out_path = Path(args.out)
     done = json.loads(out_path.read_text())["runs"] if out_path.exists() else []

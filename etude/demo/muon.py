@@ -25,6 +25,7 @@ import torch.nn.functional as F
 
 from etude.demo.section import DemoSection
 from etude.optim import Muon
+from etude.process_groups import release_process_groups
 
 CONTEXT, WIDTH, HIDDEN, HEADS = 8, 32, 128, 4
 STEPS, BATCH, RANKS = 40, 64, 4
@@ -129,7 +130,6 @@ def _worker(out_dir: Path) -> None:
             "ns_flop_redundancy": float(sum(f.sum() for f in all_flops) / sum(ref_flops)),
         }
         (out_dir / "muon_demo.json").write_text(json.dumps(summary, indent=2))
-    dist.destroy_process_group()
 
 
 def _single_process(corpus: torch.Tensor, world: int) -> tuple[dict, list[int]]:
@@ -176,3 +176,4 @@ def run(out_dir: Path) -> DemoSection:
 
 if __name__ == "__main__":
     _worker(Path(sys.argv[1]))
+    release_process_groups()  # after the model and optimizer are gone (process_groups.py)
