@@ -59,7 +59,7 @@ SCHEDULES = {
     # Frobenius norm of 5)
     "quintic_5_lr_x0.92": (QUINTIC, 5, False, 0.92 * LR),
 }
-SEEDS = (0, 1, 2)
+SEEDS = (0, 1, 2, 3, 4)
 STEPS, BATCH, SEQ = 300, 16, 64
 HELD_OUT_BATCHES = 8
 CORPUS_BYTES = 2 << 20
