@@ -8,7 +8,8 @@ added one at a time, each row on top of the one before:
 
 - baseline: standard NS (5 quintic steps) on every unit, dense units repeated on every
   replica, unfused elementwise (56 B per local element);
-- gram: NS method "auto" (the Gram iteration, restarted every 2 steps, where it has fewer FLOPs);
+- gram: NS method "auto" (the Gram iteration, restarted where `gram_restarts` says, on
+  every shape where it has fewer FLOPs);
 - schedule_4_steps: 4 NS steps instead of 5, for reference only: no schedule with fewer
   steps kept the orthogonality error of 5 quintic steps (benchmarks/ns_accuracy.py), so
   the rows after it keep 5;
@@ -40,6 +41,7 @@ from pathlib import Path
 
 import torch
 
+from etude.optim.newton_schulz import gram_restarts
 from etude.optim.plan import Assumptions, plan, predict
 
 RUNS = [("kimi-k2", 256), ("kimi-k2", 512), ("kimi-k2", 1024), ("tiny", 8)]
@@ -100,7 +102,7 @@ def run(model: str, gpus: int, gpu: str) -> dict:
 
 LABELS = {
     "baseline": "baseline: standard NS, dense on every replica, unfused",
-    "gram": "+ Gram, restarted every 2 steps",
+    "gram": "+ Gram, restarted before step {restarts}",
     "schedule_4_steps": "(+ 4 NS steps: not adopted, for reference)",
     "spread": "+ spreading where it pays",
     "fused": "+ fused elementwise (recommended)",
@@ -128,6 +130,7 @@ def summarize(report: dict) -> str:
             continue
         p = run["predictions"]
         for name, label in LABELS.items():
+            label = label.format(restarts=" and ".join(map(str, report["gram_restarts"])))
             t, pr, choice = p[name]["time"], p[name]["per_rank"], p[name]["spread_replicas"]
             before = CHAIN[CHAIN.index(name) - 1] if name in CHAIN[1:] else None
             if name == "schedule_4_steps":
@@ -191,6 +194,7 @@ def main() -> None:
             "cpus": os.cpu_count(),
             "torch": torch.__version__,
         },
+        "gram_restarts": list(gram_restarts(5)),
         "runs": results,
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

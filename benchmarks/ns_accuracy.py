@@ -15,9 +15,8 @@ Variants, each with its FLOPs as run (`ns_flops`; no credit for symmetric produc
 
 - 5 steps of the fixed quintic and of Polar Express: standard fp32 (the reference), standard
   bf16 (torch.optim.Muon), Gram bf16 with etude's restarts (`gram_restarts`, marked
-  `_etude`), and with each other restart pattern: once before step 2, every 2 steps, first
-  only before step 3, none (the results JSON was measured when etude restarted once, so
-  its `_etude` row is the one-restart pattern); and Gram bf16 after an AOL rescaling (the
+  `_etude`: once, before step 2), and with each other restart pattern: every 2 steps,
+  first only before step 3, none; and Gram bf16 after an AOL rescaling (the
   rows scaled by the inverse square roots of the absolute row sums of R = X X^T, which
   bounds the spectral norm by 1 more tightly than the Frobenius norm, as Turbo-Muon does;
   free here, since R is formed anyway, but it orthogonalizes D X, not X).

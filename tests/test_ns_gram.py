@@ -51,7 +51,7 @@ def test_restarted_gram_stays_within_bf16_rounding(coefficients):
     gram = newton_schulz(g, schedule, dtype=torch.bfloat16, method="gram")
     # About twice the standard iteration's bf16 error (benchmarks/results/ns_accuracy.json);
     # both are far below the quintic's own distance from the polar factor (about 0.2).
-    assert gram_restarts(5) == (2, 4)
+    assert gram_restarts(5) == (2,)
     assert error(gram) < 3 * standard
     assert torch.linalg.svdvals(gram.float()).max() < 1.2
     # Never restarting, or restarting first after 3 steps, the same iteration in bf16

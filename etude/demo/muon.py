@@ -16,24 +16,33 @@ import os
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
 import torch.distributed as dist
+import torch.nn.functional as F
 
 from etude.demo.section import DemoSection
 from etude.optim import Muon
+from etude.process_groups import release_process_groups
 
 CONTEXT, WIDTH, HIDDEN, HEADS = 8, 32, 128, 4
 STEPS, BATCH, RANKS = 40, 64, 4
 
 
 class ByteMLP(torch.nn.Module):
-    """Predicts the next byte from the previous CONTEXT bytes."""
+    """Predicts the next byte from the previous CONTEXT bytes.
 
-    def __init__(self) -> None:
+    The hidden activation is smooth (SiLU) so that the comparison with one process measures
+    the optimizer: under ReLU, a pre-activation within rounding of 0 on one run and not the
+    other changes that sample's gradient by a finite amount, whatever the optimizer
+    (`benchmarks/muon_drift.py` measures both)."""
+
+    def __init__(self, activation: Callable[[torch.Tensor], torch.Tensor] = F.silu) -> None:
         super().__init__()
         torch.manual_seed(0)
+        self.activation = activation
         self.embed_tokens = torch.nn.Embedding(256, WIDTH)
         self.hidden = torch.nn.Linear(CONTEXT * WIDTH, HIDDEN)
         self.proj = torch.nn.Linear(HIDDEN, WIDTH)
@@ -41,7 +50,7 @@ class ByteMLP(torch.nn.Module):
 
     def forward(self, context: torch.Tensor) -> torch.Tensor:
         h = self.embed_tokens(context).flatten(1)
-        return self.lm_head(self.proj(torch.relu(self.hidden(h))))
+        return self.lm_head(self.proj(self.activation(self.hidden(h))))
 
 
 def _corpus() -> torch.Tensor:
@@ -121,7 +130,6 @@ def _worker(out_dir: Path) -> None:
             "ns_flop_redundancy": float(sum(f.sum() for f in all_flops) / sum(ref_flops)),
         }
         (out_dir / "muon_demo.json").write_text(json.dumps(summary, indent=2))
-    dist.destroy_process_group()
 
 
 def _single_process(corpus: torch.Tensor, world: int) -> tuple[dict, list[int]]:
@@ -168,3 +176,4 @@ def run(out_dir: Path) -> DemoSection:
 
 if __name__ == "__main__":
     _worker(Path(sys.argv[1]))
+    release_process_groups()  # after the model and optimizer are gone (process_groups.py)
