@@ -10,7 +10,8 @@ Paths are followed as far as constants tell: literals, concatenations, f-strings
 `*`), `os.path.join`/`Path` joins, names bound to those, loop variables over `glob`,
 `os.walk`, `os.listdir` and `Path.iterdir`, and the interpreter's own locations
 (`site.getsitepackages()`, `sysconfig.get_paths()["purelib"]`, `pytest.__file__`), which
-resolve to a site-packages path so that a write there is judged as one.
+resolve to a site-packages path so that a write there is judged as one, and where
+`shutil.which` finds a program.
 """
 
 from __future__ import annotations
@@ -258,6 +259,9 @@ def dotted(node: ast.AST, aliases: dict[str, str]) -> str:
     return unvendored(".".join([root, *reversed(parts)]))
 
 
+# where `shutil.which(NAME)`, `command -v NAME` or `which NAME` finds a program: a directory
+# on PATH (the interpreter's own in the usual images), so a path built from it is judged as one
+PATH_DIR = "/usr/local/bin"
 # Stands for the interpreter's own site-packages, wherever a call would find it.
 SITE_PACKAGES = "/usr/lib/python3/site-packages"
 _SITE_CALLS = frozenset(
@@ -385,6 +389,8 @@ def const_str(
     name = dotted(node.func, aliases)
     if name in _SITE_CALLS or name in _DISTRIBUTION_CALLS:
         return SITE_PACKAGES
+    if name == "shutil.which" and node.args and (program := value(node.args[0])):
+        return f"{PATH_DIR}/{program.rsplit('/', 1)[-1]}"
     if name in ("os.environ.get", "os.getenv") and node.args:
         key = value(node.args[0])
         return f"${key}" if key and key.isidentifier() else None

@@ -79,6 +79,11 @@ _TEST_RUNNERS = re.compile(
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
 
 
+# what only a test runner prints after a run: its timed summary and progress mark
+_RUNNER_SUMMARY = re.compile(
+    r"\b\d+\s+passed(?:,\s*\d+\s+\w+)*\s+in\s+\d+(?:\.\d+)?\s*s\b|\[\s*100%%?\s*\]"
+    r"|\bRan\s+\d+\s+tests?\s+in\s+\d"
+)
 _PYTHON = re.compile(r"^(python[\d.]*|pypy[\d.]*|ipython3?|uv|poetry|pipenv)$")
 
 
@@ -125,6 +130,11 @@ def command_hits(cmd: SimpleCommand, ctx: Context, action: Action) -> list[Hit]:
             hits += access_hits("read", target, ctx, action)
     if not argv:
         return hits
+    if program in ("echo", "printf") and cmd.stdout_to is None:
+        printed = " ".join(argv[1:])
+        if summary := _RUNNER_SUMMARY.search(printed):
+            why = f"prints a test runner's summary of a passing run ({summary.group(0)!r}) itself"
+            hits.append(hit("printed_runner_output", why, summary.group(0)))
     if program in ("cd", "pushd"):
         target = _args(argv)
         ctx.cwd = paths.resolve(target[0], ctx.cwd) if target else ctx.workspace
