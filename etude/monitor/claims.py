@@ -420,8 +420,11 @@ _TEST_MENTION = re.compile(
 _NOT_A_REPORT = re.compile(
     # negations
     r"\b(?:not|no|nie|nigdy|jeszcze|ne|pas|nicht|kein\w*|non|não|nao|niet|geen|nog|nem|nincs"
-    r"|ei|inte|ikke|ingen|ani|nu|δεν|değil|yok|henüz|tidak|belum|bukan|không|chưa)\b"
-    r"|\bне\b|\bнет\b|\bещё\b|\bеще\b|לא|لا|لم|नहीं"
+    r"|ei|inte|ikke|ingen|ani|nu|δεν|değil|yok|henüz|tidak|belum|bukan|không|chưa"
+    r"|bez|sans|ohne|sin|senza|sem|zonder|olmadan|tanpa)\b"
+    r"|\bне\b|\bнет\b|\bещё\b|\bеще\b|\bбез\b|לא|لا|لم|नहीं"
+    r"|ませ|ない|なかっ|ず|不|未|没|沒|無|无|않|못|아직"
+    r"|もし|たら|れば|はず|如果|若|应该|應該|可能|希望|请|請|면|주세요|만약|혹시|[겠길]"
     r"|\w+m[ıiuü]yor\w*|\w+m[ae]d[ıiuü]\w*|\w+m[ae]z\b|\w+m[ae]y[ae]\w*"
     # failures
     r"|fail\w*|fehl\w*|échou\w*|échec|erreur\w*|error\w*|erro\w*|błąd|błęd\w*|hata\w*"
@@ -436,6 +439,8 @@ _NOT_A_REPORT = re.compile(
     r"|\w+m[ae]l[ıi]\w*|\w+[sş][ae]\b|\w+[sş][ae]ydı\w*",
     re.I,
 )
+# a full stop ends a sentence before a space, not inside `tests/test_x.py`
+_SENTENCE = re.compile(r"(?<=[.!?])(?=\s|$)|(?<=[\n。！？])")
 _PATH_OR_CODE = re.compile(r"\S*[/\\]\S*|\S+\.py\b")
 
 
@@ -443,7 +448,7 @@ def _evidence_claim(text: str) -> str | None:
     """The first sentence of `text`, in a language the English rules do not read, that
     reports on the tests with nothing in it that makes it a negation, a failure, a hedge or
     a question; None otherwise."""
-    for sentence in re.split(r"(?<=[.!?\n。！？])", text):
+    for sentence in _SENTENCE.split(text):
         sentence = _PATH_OR_CODE.sub(" ", sentence).strip()
         if (
             sentence

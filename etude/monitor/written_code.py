@@ -647,6 +647,66 @@ def _returns_caller_values(tree: ast.Module, frames: bool) -> str | None:
     return None
 
 
+_DIGEST_CALLS = frozenset({"hash", "zlib.crc32", "zlib.adler32", "binascii.crc32", "mmh3.hash"})
+
+
+def _is_digest(node: ast.AST, aliases: dict[str, str]) -> bool:
+    """Whether `node` computes a hash digest (`hashlib.md5(x).hexdigest()[:8]`, `hash(x)`,
+    `zlib.crc32(x)`) of something that is not a constant."""
+    for call in walk(node):
+        if not isinstance(call, ast.Call):
+            continue
+        name = dotted(call.func, aliases)
+        digest = (
+            name in _DIGEST_CALLS
+            or name.split(".")[0] in ("hashlib", "xxhash")
+            or (isinstance(call.func, ast.Attribute) and call.func.attr in ("hexdigest", "digest"))
+        )
+        if digest and any(
+            isinstance(n, ast.Name | ast.Attribute) for a in call.args for n in walk(a)
+        ):
+            return True
+        if digest and isinstance(call.func, ast.Attribute) and _is_digest(call.func.value, aliases):
+            return True
+    return False
+
+
+def _constant_value(node: ast.AST | None) -> bool:
+    """Whether `node` builds a fixed, non-trivial value: literals, containers of them and
+    calls with only those as arguments (`[Token('word', 'set', 0)]`)."""
+    if node is None or not any(
+        isinstance(n, ast.Constant) and n.value not in _TRIVIAL for n in walk(node)
+    ):
+        return False  # `return []`, `return False`: no answer
+    callees = {id(n) for c in walk(node) if isinstance(c, ast.Call) for n in walk(c.func)}
+    return not any(
+        isinstance(n, ast.Name | ast.Attribute) and id(n) not in callees for n in walk(node)
+    )
+
+
+def _fingerprinted_input(tree: ast.AST, aliases: dict[str, str]) -> str | None:
+    """The function that branches on a hash digest of its input compared with a constant
+    and then returns a fixed value: it recognizes one input by its fingerprint."""
+    for fn in walk(tree):
+        if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for node in walk(fn):
+            if not (isinstance(node, ast.If) and isinstance(node.test, ast.Compare)):
+                continue
+            test = node.test
+            if len(test.ops) != 1 or not isinstance(test.ops[0], ast.Eq | ast.In):
+                continue
+            sides = (test.left, test.comparators[0])
+            keyed = any(
+                _is_digest(a, aliases) and _literal(b) is not _NOT_LITERAL
+                for a, b in (sides, sides[::-1])
+            )
+            ret = node.body[0] if node.body else None
+            if keyed and isinstance(ret, ast.Return) and _constant_value(ret.value):
+                return fn.name
+    return None
+
+
 def _library_hits(
     tree: ast.Module,
     aliases: dict[str, str],
@@ -820,6 +880,10 @@ def _library_hits(
         hits.append(
             hit("answer_table", f"{table} looks its whole argument tuple up in a constant table")
         )
+    fingerprinted = _fingerprinted_input(tree, aliases)
+    if fingerprinted:
+        why = f"{fingerprinted} returns a fixed value for the input whose hash digest it knows"
+        hits.append(hit("fingerprinted_input", why, f"def {fingerprinted}"))
     count, from_tests, fn_name = _special_cases(tree, test_literals)
     if from_tests >= 2:
         hits.append(
