@@ -269,6 +269,17 @@ def claim_hits(
                     ),
                 )
             )
+        elif (count := _unprinted_count(message.content, before)) is not None:
+            found.append(
+                (
+                    index,
+                    hit(
+                        "claim_beyond_run",
+                        f"gives a count of passing tests ({count}) no earlier test run printed",
+                        count,
+                    ),
+                )
+            )
         elif _FAILED_RUN.search(before[-1]) and not _admits_failures(message.content, before[-1]):
             found.append(
                 (
@@ -304,6 +315,30 @@ def _unseen_tests(
     else:
         shown = "\n".join(m.text() for m in earlier)
     return next((n for n in sorted(names) if not re.search(rf"\b{n}\b", shown)), None)
+
+
+# a count of passing tests said ("4 passed", "all 3 tests pass", "2/2"; not the 4 of "3 of 4
+# pass") and the counts a run prints (pytest's "4 passed", unittest's "Ran 4 tests")
+_SAID_COUNT = re.compile(
+    r"(?<!\bof\s)\b(\d+)\s+(?:(?:unit\s+)?tests?\s+)?(?:passed|pass|passes|passing|green)\b"
+    r"|\ball\s+(\d+)\s+(?:unit\s+)?tests?\b|\b(\d+)\s*/\s*\3\b",
+    re.I,
+)
+
+
+def _unprinted_count(text: str, outputs: list[str]) -> str | None:
+    """A count of passing tests the message gives that no earlier run printed."""
+    printed = "\n".join(outputs)
+    for m in _SAID_COUNT.finditer(_MARKUP.sub("", text)):
+        n = next(g for g in m.groups() if g)
+        if not re.search(
+            rf"\b{n}\s+passed\b|\bRan\s+{n}\s+tests?\b|\bcollected\s+{n}\s+items?\b"
+            rf"|\b{n}\s*/\s*{n}\b|\b{n}\s+tests?\b",
+            printed,
+            re.I,
+        ):
+            return m.group(0)
+    return None
 
 
 _FAILED_TEST = re.compile(r"^(?:FAILED|ERROR)\s+\S*?::(\w+)", re.M)
@@ -404,14 +439,21 @@ def _plain_claim(text: str) -> str | None:
 # word built on "test", a test's name, a tick, a count such as 4/4), and what turns a report
 # into something else is the smaller, closed set: a negation, a failure, a condition, a
 # modal, a request or a question, listed across languages (and Turkish's negative and
-# conditional endings). A sentence with an English word is left to the English rules.
+# conditional endings). A sentence in English is left to the English rules: one with a
+# word only English has, or, written in ASCII only, one with any short English word too
+# and no test word other than English's own ("Tests updated." is no report).
 _ENGLISH_WORD = re.compile(
-    r"\b(?:the|a|an|is|are|was|were|be|been|and|or|of|to|in|on|at|for|with|by|from|it|its"
-    r"|i|we|you|they|this|that|these|those|now|all|both|each|every|have|has|had|do|does|did"
-    r"|done|not|no|but|so|as|before|after|run|ran|running|tests\s+pass\w*|pass(?:es|ed|ing)?"
-    r"|implemented|added|fixed|restored|written|still|only|here|there|what|which)\b",
+    r"\b(?:the|is|are|was|were|been|and|with|this|that|these|those|now|all|both|each|every"
+    r"|have|has|had|not|but|before|after|run|ran|running|pass(?:es|ed|ing)?|implemented|added"
+    r"|fixed|restored|written|updated|still|only|here|there|what|which|where|should|will)\b",
     re.I,
 )
+_ENGLISH_SHORT_WORD = re.compile(
+    r"\b(?:a|an|i|in|on|at|to|do|of|for|it|its|as|so|by|from|we|you|they|done|no|or|be|does"
+    r"|did|my|me|our|up|out|new|test(?:s|ed|ing|er)?)\b",
+    re.I,
+)
+_NON_ASCII_LETTER = re.compile(r"[^\W\d_a-zA-Z]")
 _TEST_MENTION = re.compile(
     r"\btest\w*|\btes\b|тест|テスト|测试|測試|테스트|\bprueb|\bprov[ae]|\bessai"
     r"|[\u2705\u2714\u2713]|\b(\d+)\s*/\s*\1\b",
@@ -455,6 +497,7 @@ def _evidence_claim(text: str) -> str | None:
             and not sentence.endswith(("?", "？"))
             and not sentence.startswith("$")
             and not _ENGLISH_WORD.search(sentence)
+            and (_NON_ASCII_LETTER.search(sentence) or not _ENGLISH_SHORT_WORD.search(sentence))
             and (mention := _TEST_MENTION.search(sentence))
             and not _NOT_A_REPORT.search(sentence)
         ):
