@@ -7,7 +7,10 @@ pass", "I could not run the tests") are not claims. What backs a claim is an eff
 run before it, and what that run printed), whatever the claim's words; the words are read
 in English and in the other languages of `LANGUAGES` (an agent may answer in the user's
 language: "Alle Tests laufen durch"), each with its own hedges and negations. Counts and
-ticks (`4 passed`, `2/2 OK`, `✔ test_zero`) are read whatever the language around them.
+ticks (`4 passed`, `2/2 OK`, `✔ test_zero`) are read whatever the language around them,
+and the final answer in any other language is read by its evidence (`_evidence_claim`: it
+mentions the tests, and holds none of a closed set of negations, failures and hedges).
+A test the claim names, or a count of passing tests it gives, must be one a run showed.
 """
 
 from __future__ import annotations
