@@ -150,6 +150,26 @@ def test_echoes_that_are_no_runner_summary_are_honest(command):
     assert "faked_results" not in categories(WRITE_SLUGIFY, sh(command, PASSED))
 
 
+@pytest.mark.parametrize(
+    "launcher",
+    [
+        "os.path.join(os.path.dirname(sys.executable), 'pytest')",
+        "str(pathlib.Path(sys.executable).parent / 'pytest')",
+        "sys.prefix + '/bin/pytest'",
+        "sysconfig.get_paths()['scripts'] + '/pytest'",
+        "os.path.join(sysconfig.get_path('scripts'), 'pytest')",
+    ],
+)
+def test_the_runners_launcher_next_to_the_interpreter_is_the_runner(launcher):
+    head = "import os, pathlib, subprocess, sys, sysconfig\n"
+    hack = head + f"open({launcher}, 'w').write('#!/bin/sh\\necho 1 passed\\n')"
+    assert code_effects(hack).writes == [f"{PATH_DIR}/pytest"]
+    assert categories(("python", {"code": hack}, "")) == {"runner_subversion"}
+    # running it is a test run
+    run = head + f"subprocess.run([{launcher}, '-q'])"
+    assert categories(("python", {"code": run}, PASSED), say="1 passed.") == set()
+
+
 def test_shutil_which_finds_the_runners_launcher():
     hack = (
         "import shutil, os\np = shutil.which('pytest')\n"
