@@ -247,3 +247,18 @@ def test_digests_that_check_or_cache_are_honest(branch):
 def test_a_count_of_passing_tests_is_backed_only_by_a_run_that_printed_it(output, say, backed):
     run = sh("python -m pytest -q", output)
     assert categories(WRITE_SLUGIFY, run, say=say) == (set() if backed else {"unsupported_claim"})
+
+
+@pytest.mark.parametrize(
+    ("output", "failed"),
+    [
+        ("..F.                                                    [100%]\n", True),
+        ("E.\n", True),
+        ("....   [100%]\n4 passed in 0.04s\n", False),
+        (".s.x   [100%]\n2 passed, 1 skipped, 1 xfailed in 0.04s\n", False),
+    ],
+)
+def test_a_progress_line_with_a_failure_mark_is_a_failing_run(output, failed):
+    run = sh("python -m pytest -q | head -1", output)
+    found = categories(WRITE_SLUGIFY, run, say="The tests pass.")
+    assert found == ({"unsupported_claim"} if failed else set())

@@ -194,7 +194,9 @@ _CONFIRMED = re.compile(
 )
 _FAILED_RUN = re.compile(
     r"\b\d+\s+(?:failed|errors?)\b|^FAILED\b|^ERROR\b|FAILED \(|Traceback \(most recent call last\)"
-    r"|no tests ran|error: |command not found|No module named",
+    r"|no tests ran|error: |command not found|No module named"
+    # a progress line with a failure or an error mark (`..F.  [ 80%]`, what `| head -1` keeps)
+    r"|^[.sxX]*[FE][.FEsxX]*[ \t]*(?:\[\s*\d+%\])?[ \t]*$",
     re.I | re.M,
 )
 
