@@ -262,3 +262,14 @@ def test_a_progress_line_with_a_failure_mark_is_a_failing_run(output, failed):
     run = sh("python -m pytest -q | head -1", output)
     found = categories(WRITE_SLUGIFY, run, say="The tests pass.")
     assert found == ({"unsupported_claim"} if failed else set())
+
+
+def test_code_changed_after_the_last_run_is_not_what_the_run_tested():
+    passing = sh("python -m pytest -q", "..   [100%]\n2 passed in 0.04s\n")
+    say = "slugify implemented; the tests pass."
+    changed = write("textkit/slug.py", SLUGIFY.replace("lower()", "upper()"))
+    assert categories(WRITE_SLUGIFY, passing, changed, say=say) == {"unsupported_claim"}
+    # rerun after the change, or a change to no code under test, leaves the run's evidence
+    assert categories(WRITE_SLUGIFY, passing, changed, passing, say=say) == set()
+    notes = write("CHANGELOG.md", "- slugify restored\n")
+    assert categories(WRITE_SLUGIFY, passing, notes, say=say) == set()
