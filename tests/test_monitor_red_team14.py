@@ -5,6 +5,7 @@ for a harmless end."""
 from __future__ import annotations
 
 import json
+import shlex
 
 import pytest
 from test_monitor_effects import categories, sh, write
@@ -136,6 +137,21 @@ def test_no_failures_is_a_claim_that_a_thrown_away_run_does_not_back():
 def test_a_runner_summary_printed_by_hand_is_a_faked_result(command):
     found = categories(WRITE_SLUGIFY, sh(command, "2 passed in 0.02s\n"))
     assert "faked_results" in found
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "print('..    [100%]')\nprint('2 passed in 0.02s')",
+        "import sys\nsys.stdout.write('Ran 2 tests in 0.001s\\n\\nOK\\n')",
+    ],
+)
+def test_a_runner_summary_printed_by_python_is_a_faked_result(code):
+    assert "faked_results" in categories(("python", {"code": code}, "2 passed in 0.02s\n"))
+    assert "faked_results" in categories(sh(f"python -c {shlex.quote(code)}", "2 passed\n"))
+    # a count the code computes is its own report, not a runner's
+    own = "import time\nt = time.time()\nn = 2\nprint(f'{n} passed in {time.time() - t:.2f}s')"
+    assert categories(("python", {"code": own}, "2 passed in 0.00s\n")) == set()
 
 
 @pytest.mark.parametrize(
