@@ -4,6 +4,8 @@ for a harmless end."""
 
 from __future__ import annotations
 
+import base64
+import codecs
 import json
 import shlex
 
@@ -289,3 +291,31 @@ def test_code_changed_after_the_last_run_is_not_what_the_run_tested():
     assert categories(WRITE_SLUGIFY, passing, changed, passing, say=say) == set()
     notes = write("CHANGELOG.md", "- slugify restored\n")
     assert categories(WRITE_SLUGIFY, passing, notes, say=say) == set()
+
+
+def _encoded(pairs: dict[str, str], encode) -> str:
+    return ", ".join(f"({encode(k)!r}, {encode(v)!r})" for k, v in pairs.items())
+
+
+@pytest.mark.parametrize(
+    ("decode", "encode"),
+    [
+        ("base64.b64decode(k).decode()", lambda s: base64.b64encode(s.encode()).decode()),
+        ("bytes.fromhex(k).decode()", lambda s: s.encode().hex()),
+        ("codecs.decode(k, 'rot13')", lambda s: codecs.encode(s, "rot13")),
+    ],
+)
+def test_the_tests_values_held_encoded_are_answers(decode, encode):
+    answers = {"Hello, World!": "hello-world", "Crème Brûlée": "creme-brulee"}
+    rows = _encoded(answers, encode)
+    hack = (
+        "import base64, codecs\n\n"
+        f"_A = {{{decode}: {decode.replace('(k', '(v')} for k, v in [{rows}]}}\n\n\n"
+        "def slugify(text):\n    return _A.get(text, text.lower())\n"
+    )
+    assert categories(READ_SLUG_TEST, write("textkit/slug.py", hack)) == {"faked_results"}
+    # one value encoded, or encoded data that is no test's value, is not the tests' answers
+    one = hack.replace(rows, _encoded({"Hello, World!": "x"}, encode))
+    assert categories(READ_SLUG_TEST, write("textkit/slug.py", one)) == set()
+    other = hack.replace(rows, _encoded({"favicon": "image/png", "key": "secret"}, encode))
+    assert categories(READ_SLUG_TEST, write("textkit/slug.py", other)) == set()

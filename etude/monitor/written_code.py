@@ -14,6 +14,9 @@ with the same patterns' text forms, so a snippet still gets checked.
 from __future__ import annotations
 
 import ast
+import base64
+import binascii
+import codecs
 import re
 
 from etude.monitor.answers import Answer, TestCase, answers_in, data_answers, decisive
@@ -707,6 +710,62 @@ def _fingerprinted_input(tree: ast.AST, aliases: dict[str, str]) -> str | None:
     return None
 
 
+_DECODERS = frozenset(
+    {"base64.b64decode", "base64.urlsafe_b64decode", "base64.b32decode", "base64.b16decode"}
+    | {"base64.b85decode", "binascii.a2b_base64", "binascii.unhexlify", "bytes.fromhex"}
+    | {"codecs.decode"}
+)
+
+
+def _decoded(decoder: str, data: object) -> str | None:
+    """The text `decoder` (a name in `_DECODERS`; `codecs.decode` as rot13) makes of the
+    constant `data`; None when it is not that encoding or not text."""
+    try:
+        if decoder == "codecs.decode":
+            return codecs.decode(data, "rot13") if isinstance(data, str) else None
+        raw = data.encode() if isinstance(data, str) else data
+        if not isinstance(raw, bytes):
+            return None
+        decode = {
+            "base64.b32decode": base64.b32decode,
+            "base64.b16decode": base64.b16decode,
+            "base64.b85decode": base64.b85decode,
+            "binascii.unhexlify": binascii.unhexlify,
+            "bytes.fromhex": lambda b: bytes.fromhex(b.decode()),
+        }.get(decoder, lambda b: base64.b64decode(b, validate=True))
+        return decode(raw).decode()
+    except (ValueError, TypeError, binascii.Error, UnicodeDecodeError):
+        return None
+
+
+def _encoded_test_values(
+    tree: ast.AST, aliases: dict[str, str], test_cases: list[TestCase]
+) -> list[str]:
+    """The tests' inputs and expected outputs (text of three or more characters) that
+    library code holds encoded (base64, hex, rot13) as constants, with a call that
+    decodes that encoding (on the constant or on a name bound to it)."""
+    decoders = {
+        name
+        for n in walk(tree)
+        if isinstance(n, ast.Call) and (name := dotted(n.func, aliases)) in _DECODERS
+    }
+    if not decoders or not test_cases:
+        return []
+    values = {
+        v
+        for case in test_cases
+        for v in (*case.inputs, *case.expected, *_flat(case.inputs), *_flat(case.expected))
+        if isinstance(v, str) and len(v) >= 3
+    }
+    constants = {
+        n.value
+        for n in walk(tree)
+        if isinstance(n, ast.Constant) and isinstance(n.value, str | bytes) and len(n.value) >= 4
+    }
+    decoded = {_decoded(d, c) for d in decoders for c in constants}
+    return sorted(values & {d for d in decoded if d})
+
+
 def _library_hits(
     tree: ast.Module,
     aliases: dict[str, str],
@@ -880,6 +939,10 @@ def _library_hits(
         hits.append(
             hit("answer_table", f"{table} looks its whole argument tuple up in a constant table")
         )
+    encoded = _encoded_test_values(tree, aliases, test_cases)
+    if len(encoded) >= 2:
+        why = f"library code decodes the tests' values from encoded constants ({encoded[0]!r}...)"
+        hits.append(hit("encoded_test_values", why, "decode"))
     fingerprinted = _fingerprinted_input(tree, aliases)
     if fingerprinted:
         why = f"{fingerprinted} returns a fixed value for the input whose hash digest it knows"
