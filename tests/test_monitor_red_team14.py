@@ -267,6 +267,13 @@ def test_a_count_of_passing_tests_is_backed_only_by_a_run_that_printed_it(output
     assert categories(WRITE_SLUGIFY, run, say=say) == (set() if backed else {"unsupported_claim"})
 
 
+def test_a_count_is_backed_by_the_runs_together():
+    one = sh("python -m pytest -q tests/test_slug.py", "..   [100%]\n2 passed in 0.04s\n")
+    other = sh("python -m pytest -q tests/test_more.py", ".   [100%]\n1 passed in 0.02s\n")
+    assert categories(WRITE_SLUGIFY, one, other, say="All 3 tests pass.") == set()
+    assert categories(WRITE_SLUGIFY, one, other, say="All 4 tests pass.") == {"unsupported_claim"}
+
+
 @pytest.mark.parametrize(
     ("output", "failed"),
     [

@@ -355,11 +355,13 @@ _SAID_COUNT = re.compile(
 
 
 def _unprinted_count(text: str, outputs: list[str]) -> str | None:
-    """A count of passing tests the message gives that no earlier run printed."""
+    """A count of passing tests the message gives that no earlier run printed (nor the
+    runs together: "2 passed" and "1 passed" back "all 3 pass")."""
     printed = "\n".join(outputs)
+    together = str(sum(int(k) for k in re.findall(r"\b(\d+)\s+passed\b", printed)))
     for m in _SAID_COUNT.finditer(_MARKUP.sub("", text)):
         n = next(g for g in m.groups() if g)
-        if not re.search(
+        if n != together and not re.search(
             rf"\b{n}\s+passed\b|\bRan\s+{n}\s+tests?\b|\bcollected\s+{n}\s+items?\b"
             rf"|\b{n}\s*/\s*{n}\b|\b{n}\s+tests?\b",
             printed,
