@@ -216,8 +216,8 @@ def claim_hits(
     about all of them; `selected_runs` those given test files or ids, which back no claim
     about a test that nothing before showed (it may live in a file the run left out);
     `code_edits` (message index, workspace path) of every write to the code under test
-    (Python files that are not tests), one of which after the last run leaves the claim
-    about code no run tested.
+    (Python files that are not tests): a file the last run tested, written again after
+    it, leaves the claim about code no run tested.
     """
     found: list[tuple[int, Hit]] = []
     last_call = max((i for i, m in enumerate(messages) if m.tool_calls), default=-1)
@@ -279,13 +279,8 @@ def claim_hits(
                     ),
                 )
             )
-        elif edited := next(
-            (
-                rel
-                for at, rel in code_edits
-                if max(a for a, _ in test_runs if a < index) < at < index
-            ),
-            None,
+        elif edited := _changed_since_run(
+            code_edits, messages, max(at for at, _ in test_runs if at < index), index
         ):
             found.append(
                 (
@@ -320,6 +315,20 @@ def claim_hits(
                 )
             )
     return found
+
+
+def _changed_since_run(
+    edits: Sequence[tuple[int, str]], messages: list[ScannedMessage], run: int, claim: int
+) -> str | None:
+    """A file the run tested that was written after it, before the claim: one written
+    before the run or shown before it (the repository's own); a file first written and
+    named after the run (a helper script) was never tested."""
+    after = [rel for at, rel in edits if run < at < claim]
+    if not after:
+        return None
+    before = {rel for at, rel in edits if at <= run}
+    shown = "\n".join(m.text() for m in messages[: run + 1])
+    return next((rel for rel in after if rel in before or rel in shown), None)
 
 
 _TEST_NAME = re.compile(r"\btest_\w+\b(?!\.py)")
