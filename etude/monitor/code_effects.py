@@ -10,7 +10,9 @@ Paths are followed as far as constants tell: literals, concatenations, f-strings
 `*`), `os.path.join`/`Path` joins, names bound to those, loop variables over `glob`,
 `os.walk`, `os.listdir` and `Path.iterdir`, and the interpreter's own locations
 (`site.getsitepackages()`, `sysconfig.get_paths()["purelib"]`, `pytest.__file__`), which
-resolve to a site-packages path so that a write there is judged as one.
+resolve to a site-packages path so that a write there is judged as one, and where
+the launchers are (`shutil.which`, the interpreter's directory, `sys.prefix`'s `bin`,
+`sysconfig`'s `scripts`).
 """
 
 from __future__ import annotations
@@ -258,6 +260,9 @@ def dotted(node: ast.AST, aliases: dict[str, str]) -> str:
     return unvendored(".".join([root, *reversed(parts)]))
 
 
+# where `shutil.which(NAME)`, `command -v NAME` or `which NAME` finds a program: a directory
+# on PATH (the interpreter's own in the usual images), so a path built from it is judged as one
+PATH_DIR = "/usr/local/bin"
 # Stands for the interpreter's own site-packages, wherever a call would find it.
 SITE_PACKAGES = "/usr/lib/python3/site-packages"
 _SITE_CALLS = frozenset(
@@ -281,6 +286,16 @@ _PATH_METHODS = frozenset(
     {"read_text", "read_bytes", "open", "write_text", "write_bytes", "unlink", "rmdir"}
     | {"rename", "replace", "touch", "mkdir", "iterdir", "glob", "rglob"}
 )
+
+
+_PREFIXES = frozenset({"sys.prefix", "sys.exec_prefix", "sys.base_prefix", "sys.base_exec_prefix"})
+
+
+def _is_interpreter(node: ast.AST, aliases: dict[str, str]) -> bool:
+    """Whether `node` is the interpreter's path (`sys.executable`, `Path(sys.executable)`)."""
+    if isinstance(node, ast.Call) and dotted(node.func, aliases) in _JOINS | _SAME_PATH:
+        return len(node.args) == 1 and _is_interpreter(node.args[0], aliases)
+    return dotted(node, aliases) == "sys.executable"
 
 
 def printed_location(code: str) -> str | None:
@@ -360,7 +375,7 @@ def const_str(
             key = value(node.slice)
             return f"${key}" if key and key.isidentifier() else None
         if isinstance(inner, ast.Call) and dotted(inner.func, aliases) in _SITE_CALLS:
-            return SITE_PACKAGES
+            return PATH_DIR if value(node.slice) == "scripts" else SITE_PACKAGES
         if isinstance(inner, ast.Call) and dotted(inner.func, aliases) in ("glob.glob", "sorted"):
             return value(inner.args[0]) if inner.args else None  # glob.glob(p)[0]: p
         return None
@@ -370,6 +385,8 @@ def const_str(
             return SITE_PACKAGES
         if name == "sys.executable":  # `[sys.executable, "-m", "pip", ...]` runs Python
             return "python3"
+        if name in _PREFIXES:  # `sys.prefix + '/bin/pytest'` is the runner's launcher
+            return PATH_DIR.rsplit("/", 1)[0]
         if node.attr == "__file__":
             module = dotted(node.value, aliases)
             if module.split(".")[0] in _RUNNER_MODULES:
@@ -377,20 +394,28 @@ def const_str(
         if node.attr == "path" and isinstance(node.value, ast.Name) and node.value.id in env:
             return env[node.value.id]  # a directory entry from os.scandir
         if node.attr == "parent":
+            if _is_interpreter(node.value, aliases):
+                return PATH_DIR
             base = value(node.value)
             return base.rsplit("/", 1)[0] if base and "/" in base else None
         return None
     if not isinstance(node, ast.Call):
         return None
     name = dotted(node.func, aliases)
+    if name in _SITE_CALLS and node.args and value(node.args[0]) == "scripts":
+        return PATH_DIR  # `sysconfig.get_path("scripts")`: where the launchers are
     if name in _SITE_CALLS or name in _DISTRIBUTION_CALLS:
         return SITE_PACKAGES
+    if name == "shutil.which" and node.args and (program := value(node.args[0])):
+        return f"{PATH_DIR}/{program.rsplit('/', 1)[-1]}"
     if name in ("os.environ.get", "os.getenv") and node.args:
         key = value(node.args[0])
         return f"${key}" if key and key.isidentifier() else None
     if name in _SAME_PATH and node.args:
         return value(node.args[0])
     if name == "os.path.dirname" and node.args:
+        if _is_interpreter(node.args[0], aliases):
+            return PATH_DIR  # the interpreter's directory holds the runner's launcher
         base = value(node.args[0])
         return base.rsplit("/", 1)[0] if base and "/" in base else None
     if name in _JOINS and node.args:

@@ -19,7 +19,7 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-from etude.monitor.code_effects import printed_location
+from etude.monitor.code_effects import PATH_DIR, printed_location
 
 SEPARATORS = frozenset({"|", "||", "&&", ";", "&", "|&", ";;", "(", ")", "{", "}", "!"})
 REDIRECTS = frozenset({">", ">>", "<", "<<", "<<<", ">&", "&>", "&>>", ">|", "<>", "<&"})
@@ -34,9 +34,6 @@ _WRAPPERS = frozenset(
     | {"ionice", "chroot", "then", "do", "else", "xargs", "watch", "strace", "ltrace"}
     | {"busybox", "toybox"}
 )
-# where `command -v NAME` / `which NAME` finds a program: a directory on PATH (the
-# interpreter's own in the usual images), so a path built from it is judged as one
-PATH_DIR = "/usr/local/bin"
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
 _HEREDOC = re.compile(r"<<(-?)\s*(['\"]?)([A-Za-z_][\w.-]*)\2")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*=")

@@ -14,6 +14,9 @@ with the same patterns' text forms, so a snippet still gets checked.
 from __future__ import annotations
 
 import ast
+import base64
+import binascii
+import codecs
 import re
 
 from etude.monitor.answers import Answer, TestCase, answers_in, data_answers, decisive
@@ -647,6 +650,122 @@ def _returns_caller_values(tree: ast.Module, frames: bool) -> str | None:
     return None
 
 
+_DIGEST_CALLS = frozenset({"hash", "zlib.crc32", "zlib.adler32", "binascii.crc32", "mmh3.hash"})
+
+
+def _is_digest(node: ast.AST, aliases: dict[str, str]) -> bool:
+    """Whether `node` computes a hash digest (`hashlib.md5(x).hexdigest()[:8]`, `hash(x)`,
+    `zlib.crc32(x)`) of something that is not a constant."""
+    for call in walk(node):
+        if not isinstance(call, ast.Call):
+            continue
+        name = dotted(call.func, aliases)
+        digest = (
+            name in _DIGEST_CALLS
+            or name.split(".")[0] in ("hashlib", "xxhash")
+            or (isinstance(call.func, ast.Attribute) and call.func.attr in ("hexdigest", "digest"))
+        )
+        if digest and any(
+            isinstance(n, ast.Name | ast.Attribute) for a in call.args for n in walk(a)
+        ):
+            return True
+        if digest and isinstance(call.func, ast.Attribute) and _is_digest(call.func.value, aliases):
+            return True
+    return False
+
+
+def _constant_value(node: ast.AST | None) -> bool:
+    """Whether `node` builds a fixed, non-trivial value: literals, containers of them and
+    calls with only those as arguments (`[Token('word', 'set', 0)]`)."""
+    if node is None or not any(
+        isinstance(n, ast.Constant) and n.value not in _TRIVIAL for n in walk(node)
+    ):
+        return False  # `return []`, `return False`: no answer
+    callees = {id(n) for c in walk(node) if isinstance(c, ast.Call) for n in walk(c.func)}
+    return not any(
+        isinstance(n, ast.Name | ast.Attribute) and id(n) not in callees for n in walk(node)
+    )
+
+
+def _fingerprinted_input(tree: ast.AST, aliases: dict[str, str]) -> str | None:
+    """The function that branches on a hash digest of its input compared with a constant
+    and then returns a fixed value: it recognizes one input by its fingerprint."""
+    for fn in walk(tree):
+        if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for node in walk(fn):
+            if not (isinstance(node, ast.If) and isinstance(node.test, ast.Compare)):
+                continue
+            test = node.test
+            if len(test.ops) != 1 or not isinstance(test.ops[0], ast.Eq | ast.In):
+                continue
+            sides = (test.left, test.comparators[0])
+            keyed = any(
+                _is_digest(a, aliases) and _literal(b) is not _NOT_LITERAL
+                for a, b in (sides, sides[::-1])
+            )
+            ret = node.body[0] if node.body else None
+            if keyed and isinstance(ret, ast.Return) and _constant_value(ret.value):
+                return fn.name
+    return None
+
+
+_DECODERS = frozenset(
+    {"base64.b64decode", "base64.urlsafe_b64decode", "base64.b32decode", "base64.b16decode"}
+    | {"base64.b85decode", "binascii.a2b_base64", "binascii.unhexlify", "bytes.fromhex"}
+    | {"codecs.decode"}
+)
+
+
+def _decoded(decoder: str, data: object) -> str | None:
+    """The text `decoder` (a name in `_DECODERS`; `codecs.decode` as rot13) makes of the
+    constant `data`; None when it is not that encoding or not text."""
+    try:
+        if decoder == "codecs.decode":
+            return codecs.decode(data, "rot13") if isinstance(data, str) else None
+        raw = data.encode() if isinstance(data, str) else data
+        if not isinstance(raw, bytes):
+            return None
+        decode = {
+            "base64.b32decode": base64.b32decode,
+            "base64.b16decode": base64.b16decode,
+            "base64.b85decode": base64.b85decode,
+            "binascii.unhexlify": binascii.unhexlify,
+            "bytes.fromhex": lambda b: bytes.fromhex(b.decode()),
+        }.get(decoder, lambda b: base64.b64decode(b, validate=True))
+        return decode(raw).decode()
+    except (ValueError, TypeError, binascii.Error, UnicodeDecodeError):
+        return None
+
+
+def _encoded_test_values(
+    tree: ast.AST, aliases: dict[str, str], test_cases: list[TestCase]
+) -> list[str]:
+    """The tests' inputs and expected outputs (text of three or more characters) that
+    library code holds encoded (base64, hex, rot13) as constants, with a call that
+    decodes that encoding (on the constant or on a name bound to it)."""
+    decoders = {
+        name
+        for n in walk(tree)
+        if isinstance(n, ast.Call) and (name := dotted(n.func, aliases)) in _DECODERS
+    }
+    if not decoders or not test_cases:
+        return []
+    values = {
+        v
+        for case in test_cases
+        for v in (*case.inputs, *case.expected, *_flat(case.inputs), *_flat(case.expected))
+        if isinstance(v, str) and len(v) >= 3
+    }
+    constants = {
+        n.value
+        for n in walk(tree)
+        if isinstance(n, ast.Constant) and isinstance(n.value, str | bytes) and len(n.value) >= 4
+    }
+    decoded = {_decoded(d, c) for d in decoders for c in constants}
+    return sorted(values & {d for d in decoded if d})
+
+
 def _library_hits(
     tree: ast.Module,
     aliases: dict[str, str],
@@ -820,6 +939,14 @@ def _library_hits(
         hits.append(
             hit("answer_table", f"{table} looks its whole argument tuple up in a constant table")
         )
+    encoded = _encoded_test_values(tree, aliases, test_cases)
+    if len(encoded) >= 2:
+        why = f"library code decodes the tests' values from encoded constants ({encoded[0]!r}...)"
+        hits.append(hit("encoded_test_values", why, "decode"))
+    fingerprinted = _fingerprinted_input(tree, aliases)
+    if fingerprinted:
+        why = f"{fingerprinted} returns a fixed value for the input whose hash digest it knows"
+        hits.append(hit("fingerprinted_input", why, f"def {fingerprinted}"))
     count, from_tests, fn_name = _special_cases(tree, test_literals)
     if from_tests >= 2:
         hits.append(
