@@ -350,19 +350,33 @@ def summarize_logs(runs: Path, base: RunConfig, seeds: list[int], lam: float, ou
 
 
 def plot_experiment(summary: dict, path: Path) -> None:
+    """Mean held-out success curves per arm; beside them, when the summary has one, the
+    final evaluation per arm (mean and each seed)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7, 4.2))
+    final = summary.get("final_evaluation")
+    fig, axes = plt.subplots(1, 2 if final else 1, figsize=(12 if final else 7, 4.2), squeeze=False)
+    ax = axes[0][0]
     for name, arm in summary["arms"].items():
         ax.plot(arm["episodes"], arm["mean_heldout_success"], "o-", label=name, ms=3)
     b = summary.get("budget", {})
     ax.set_xlabel("training episodes")
     ax.set_ylabel("held-out success (mean over seeds)")
-    ax.set_title(f"ToolGrid, {len(b.get('seeds', []))} seeds, held-out tool registries")
+    ax.set_title(f"ToolGrid, {len(b.get('seeds', []))} seeds, {b.get('eval_episodes')} episodes")
     ax.legend(fontsize=8)
+    if final:
+        ax = axes[0][1]
+        names = list(final["arms"])
+        for i, name in enumerate(names):
+            arm = final["arms"][name]
+            ax.bar(i, arm["success_mean"], color="lightgray")
+            ax.plot([i] * len(arm["success"]), list(arm["success"].values()), "k.", ms=6)
+        ax.set_xticks(range(len(names)), names, rotation=30, ha="right", fontsize=8)
+        ax.set_ylabel("held-out success")
+        ax.set_title(f"final policies, {final['episodes']} episodes per seed (dots: seeds)")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
