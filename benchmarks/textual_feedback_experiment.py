@@ -6,7 +6,10 @@ training reward has not dropped); gated forward KL (λ = 0.5) with the live and 
 frozen teacher. The same episode budget for every arm, several seeds, success on held-out
 tool registries, paired-by-seed bootstrap 95% intervals against RL only, curves. Sizes come
 from configs/toolgrid.toml. The pre-flight gap check runs first and is printed; the arms do
-not start when the gap is about zero (unless --ignore-hint-check).
+not start when the gap is about zero (unless --ignore-hint-check). After the arms, every
+run's final policy and the warm start are evaluated again on 240 held-out episodes (the
+in-run evaluations' 48 leave a standard error as large as the differences between arms):
+that final evaluation, `final_evaluation` in the summary, is the experiment's comparison.
 
 It resumes: rerun the same command after an interruption and the warm start, the gap check
 and every finished run are reused (runs/toolgrid/experiment-modes/).
@@ -41,6 +44,12 @@ if __name__ == "__main__":
     parser.add_argument("--lam", type=float, default=0.5)
     parser.add_argument("--config", default=str(CONFIG))
     parser.add_argument("--out", default=str(RESULTS))
+    parser.add_argument(
+        "--final-episodes",
+        type=int,
+        default=240,
+        help="held-out episodes of each run's final evaluation (0: none)",
+    )
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--ignore-hint-check", action="store_true")
     parser.add_argument("--from-logs", action="store_true")
@@ -59,5 +68,6 @@ if __name__ == "__main__":
             seeds=tuple(args.seeds),
             workers=args.workers,
             lam=args.lam,
+            final_episodes=args.final_episodes,
         )
     )

@@ -11,7 +11,9 @@ import pytest
 
 from etude.envs.toolgrid import sample_task, split_registries
 from etude.recipes.toolgrid.experiment import (
+    WARM_START,
     GapCheckError,
+    _read_log,
     arms,
     episodes_to_reach,
     paired_bootstrap,
@@ -178,15 +180,32 @@ def _tiny(tmp_path) -> RunConfig:
 @pytest.mark.slow
 def test_experiment_runs_every_arm_and_resumes_from_its_logs(tmp_path):
     base, out, runs = _tiny(tmp_path), tmp_path / "out", tmp_path / "runs"
-    first = run_experiment(base, [0], 0.5, out, runs, require_hint_reading=False, **SMALL_CHECK)
+    first = run_experiment(
+        base, [0], 0.5, out, runs, require_hint_reading=False, final_episodes=2, **SMALL_CHECK
+    )
     assert list(first["arms"]) == list(arms(base, 0.5))
+    # the final evaluation extends the in-run one: its first episode is the in-run final
+    # evaluation's (same task, same sampling seed), and the warm start's is episode 0's
+    final = first["final_evaluation"]
+    assert final["episodes"] == 2 and list(final["arms"]) == [WARM_START, *arms(base, 0.5)]
+    one = run_experiment(
+        base, [0], 0.5, out, runs, require_hint_reading=False, final_episodes=1, **SMALL_CHECK
+    )["final_evaluation"]["arms"]
+    logs = {name: _read_log(runs / run_dir_name(name, 0) / "log.jsonl") for name in arms(base, 0.5)}
+    for name, log in logs.items():
+        for key in ("success", "error_rate", "calls_per_episode"):
+            assert one[name][key][0] == log[-1][f"heldout_{key}"], (name, key)
+            assert one[WARM_START][key][0] == log[0][f"heldout_{key}"], (name, key)
+    assert (runs / run_dir_name("rl", 0) / "final_eval_2.json").is_file()
     assert first["budget"]["runs_loaded_from_logs"] == 0
     assert not first["budget"]["warm_start_reused"]
     warm = (runs / "warm_start.pt").read_bytes()
 
     redo = runs / run_dir_name("gated λ=0.5 frozen", 0)
     (redo / "log.jsonl").unlink()  # as if the run had been interrupted
-    again = run_experiment(base, [0], 0.5, out, runs, require_hint_reading=False, **SMALL_CHECK)
+    again = run_experiment(
+        base, [0], 0.5, out, runs, require_hint_reading=False, final_episodes=0, **SMALL_CHECK
+    )
     assert again["budget"]["warm_start_reused"] and (runs / "warm_start.pt").read_bytes() == warm
     assert again["budget"]["runs_loaded_from_logs"] == len(first["arms"]) - 1
     assert (redo / "log.jsonl").is_file()
