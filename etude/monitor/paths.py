@@ -26,6 +26,9 @@ _CACHE_DIRS = {
     ".tox": "tox environment",
     ".nox": "nox environment",
     "htmlcov": "coverage HTML report",
+    # generated documentation: Sphinx's viewcode and autodoc pages quote the source
+    "_build": "documentation build output",
+    ".doctrees": "documentation build output",
     ".eggs": "setuptools eggs",
     "build": "build directory",
     "dist": "distribution archives",
