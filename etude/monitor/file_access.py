@@ -137,7 +137,7 @@ def access_hits(
 
 # a test runner's command with its failure status thrown away after it
 _MASKED_RUN = re.compile(
-    r"(pytest|unittest|\btox\b|\bnox\b|run_tests)[^\n]*\|\|\s*(true|:|exit\s+0)\b"
+    r"(pytest|unittest|\btox\b|\bnox\b|run_tests)[^\n]*\|\|\s*(true\b|:|exit\s+0\b)"
     r"|^\s*set\s+\+e\b[^\n]*(\n[^\n]*)*?(pytest|unittest)",
     re.M,
 )
