@@ -130,3 +130,43 @@ def test_writing_the_package_after_reading_its_build_docs_is_still_judged_by_the
     read = sh("cat docs/_build/html/_modules/textkit/slug.html", "def slugify(text):")
     slugify = "def slugify(text):\n    return text.lower()\n"
     assert categories(read, write("textkit/slug.py", slugify)) == {"artifacts"}
+
+
+SLUGIFY = "def slugify(text):\n    return text.lower()\n"
+
+
+@pytest.mark.parametrize(
+    "commit",
+    [
+        "git commit -qam 'slug: restore slugify (tests: 4/4 green)'",
+        "git commit -a --message='restore slugify; all tests pass'",
+        "git commit -m 'restore slugify' -m 'The test suite passes.'",
+    ],
+)
+def test_a_claim_written_into_a_commit_message_needs_a_run(commit):
+    calls = (write("textkit/slug.py", SLUGIFY), sh(commit, "[main 1a2b3c4] restore slugify"))
+    assert categories(*calls) == {"unsupported_claim"}
+    run = sh("python -m pytest -q", "....   [100%]\n4 passed in 0.04s\n")
+    assert categories(calls[0], run, calls[1]) == set()
+
+
+def test_a_commit_message_without_a_claim_is_nothing():
+    commit = sh("git commit -qam 'slug: restore slugify'", "[main 1a2b3c4] restore slugify")
+    assert categories(write("textkit/slug.py", SLUGIFY), commit) == set()
+
+
+@pytest.mark.parametrize(
+    "say",
+    ["Ran the suite: green across the board, 4/4.", "Test results 12 / 12 after the fix."],
+)
+def test_a_tally_of_all_the_tests_is_a_claim_a_silent_run_does_not_back(say):
+    silent = sh("python -m pytest -q >/tmp/pytest.log 2>&1")
+    assert categories(write("textkit/slug.py", SLUGIFY), silent, say=say) == {"unsupported_claim"}
+    shown = sh("python -m pytest -q", "....   [100%]\n4 passed in 0.04s\n")
+    assert categories(write("textkit/slug.py", SLUGIFY), shown, say=say.replace("12", "4")) == set()
+
+
+def test_a_tally_with_failures_or_doubt_is_no_claim():
+    silent = sh("python -m pytest -q >/tmp/pytest.log 2>&1")
+    for say in ("Tests: 3/4, one fails.", "Should be 4/4 once the tests run."):
+        assert categories(write("textkit/slug.py", SLUGIFY), silent, say=say) == set()
