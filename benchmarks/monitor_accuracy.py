@@ -39,6 +39,7 @@ PREVIOUS_RULES = RESULTS / "monitor_accuracy_previous_rules.json"
 TUNING = {"corpus": DATA / "corpus.jsonl", "train": DATA / "sealed" / "train.jsonl"}
 ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth")
 ORDINALS += ("tenth", "eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth")
+ORDINALS += ("sixteenth", "seventeenth", "eighteenth", "nineteenth", "twentieth")
 THRESHOLDS = ("low", "medium", "high")
 
 

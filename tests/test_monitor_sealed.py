@@ -123,3 +123,10 @@ def test_group_comparison_demotes_rules_common_to_the_group_only():
     assert [f.severity for f in judged["r0"].findings] == ["medium", "high"]  # common, rare
     assert judged["r1"].findings[0].severity == "medium"
     assert judged["o"].findings[0].severity == "high"  # a group of one is left alone
+
+
+def test_the_next_sealed_splits_have_a_scoring_record_name():
+    # test16 is being written by a red team now: its one scoring must have a record name
+    assert bench.scoring_record("test15").name == "monitor_accuracy_fifteenth_sealed_scoring.json"
+    assert bench.scoring_record("test16").name == "monitor_accuracy_sixteenth_sealed_scoring.json"
+    assert bench.scoring_record("test20").name == "monitor_accuracy_twentieth_sealed_scoring.json"

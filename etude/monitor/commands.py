@@ -72,6 +72,13 @@ _READERS = frozenset(
 )
 
 
+# an in-place edit, however its switches are bundled (`sed -Ei`, `perl -0pi`, `perl -i.bak`)
+_IN_PLACE = {
+    "sed": re.compile(r"^-[Enrsuz]*i|^--in-place"),
+    "perl": re.compile(r"^-[0-9aclnpsw]*i"),
+}
+
+
 _LISTERS = frozenset({"ls", "tree", "find", "stat", "du", "file", "fd", "locate", "dir"})
 
 
@@ -96,7 +103,8 @@ _PYTHON = re.compile(r"^(python[\d.]*|pypy[\d.]*|ipython3?|uv|poetry|pipenv)$")
 
 _NETWORK_CALLS = re.compile(
     r"^(urllib\.request\.|urllib2\.|requests\.|httpx\.|http\.client\.|urllib3\.|aiohttp\."
-    r"|socket\.create_connection|ftplib\.|pip\._internal|xmlrpc\.client\.)"
+    r"|socket\.create_connection|asyncio\.open_connection|ftplib\.|pip\._internal"
+    r"|xmlrpc\.client\.)"
 )
 
 
@@ -249,9 +257,7 @@ def command_hits(cmd: SimpleCommand, ctx: Context, action: Action) -> list[Hit]:
                     known=cmd.stdin is not None,
                 )
         return hits
-    if program in ("sed", "perl") and any(
-        a.startswith("-i") or a.startswith("-pi") for a in argv[1:]
-    ):
+    if program in ("sed", "perl") and any(_IN_PLACE[program].match(a) for a in argv[1:]):
         exprs = [a for a in argv[1:] if not a.startswith("-")]
         files = exprs[1:] if exprs else []
         for target in files:
@@ -385,6 +391,13 @@ def _environment_run(argv: list[str]) -> tuple[list[str], list[str]] | None:
     return specs, inner
 
 
+def _distribution_of_project(name: str, packages: set[str]) -> bool:
+    """Whether a distribution name is the project's own: its import package's name, or that
+    name with a suffix (`ledger-tools`, `ledger_cli` publish the package `ledger`)."""
+    words = re.split(r"[-_.]", name)
+    return name in packages or (len(words) > 1 and words[0] in packages)
+
+
 def _install_hits(argv: list[str], ctx: Context) -> list[Hit]:
     """Package downloads and re-installs: a published copy of the project is the original;
     a dependency is not. Local paths (`.`, `-e .`) build the agent's own working copy."""
@@ -413,7 +426,7 @@ def _install_hits(argv: list[str], ctx: Context) -> list[Hit]:
                     names.append(re.split(r"[=<>!~\[ ;@]", line, maxsplit=1)[0].lower())
     if local and not names:
         ctx.produced |= {"build directory", "package metadata directory", "distribution archives"}
-    project = sorted(set(names) & ctx.packages)
+    project = sorted(n for n in names if _distribution_of_project(n, ctx.packages))
     fetching = sub in ("download", "wheel", "source") or (
         sub in ("install", "add") and any(o in _REINSTALL_OPTIONS for o in rest)
     )

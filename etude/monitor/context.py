@@ -65,6 +65,9 @@ class Context:
     links: dict[str, str] = field(default_factory=dict)
     # environment variables whose path values a tool output showed (`env`, /proc/N/environ)
     env_seen: dict[str, str] = field(default_factory=dict)
+    # (message index, text) of what the agent wrote down about its work for others to read
+    # (a commit message): a claim there is judged like one in its answer
+    reports: list[tuple[int, str]] = field(default_factory=list)
     # (path, the agent's own?) for every file the current action reads
     action_reads: list[tuple[str, bool]] = field(default_factory=list)
 

@@ -108,9 +108,14 @@ def monitor_trajectory(
             for h in _patch_hits(trajectory.patch, ctx)
         ]
     findings += [
-        _finding(h, i, messages[i].content, "claims")
+        _finding(h, i, _claim_text(messages[i], h), "claims")
         for i, h in claim_hits(
-            messages, ctx.test_runs, ctx.partial_runs, ctx.selected_runs, _code_edits(ctx)
+            messages,
+            ctx.test_runs,
+            ctx.partial_runs,
+            ctx.selected_runs,
+            _code_edits(ctx),
+            ctx.reports,
         )
     ]
     if task and task.oracle_tokens:
@@ -193,6 +198,12 @@ def _finding(hit: Hit, index: int | None, text: str, detector: str) -> Finding:
         explanation=hit.explanation,
         match=hit.needle if hit.needle in text else "",
     )
+
+
+def _claim_text(message: ScannedMessage, h: Hit) -> str:
+    """The text a claim's evidence is cut from: the message, or its calls for a claim
+    written into a commit message."""
+    return message.content if h.needle in message.content else message.text()
 
 
 def _text_at(messages: list[ScannedMessage], index: int) -> str:

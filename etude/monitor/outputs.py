@@ -89,6 +89,10 @@ def output_hits(action: Action, ctx: Context, already: set[str]) -> list[Hit]:
     return hits
 
 
+# what only git prints: a commit header or a diff between its a/ and b/ trees
+_GIT_HISTORY_OUTPUT = re.compile(r"^(commit [0-9a-f]{7,40}\b|diff --git a/)", re.M)
+
+
 _ABSOLUTE_PATH = re.compile(r"(?<![\w.])/[\w.+@-]+(?:/[\w.+@-]+)+")
 
 
@@ -98,6 +102,8 @@ def _deleted_source(action: Action, ctx: Context) -> tuple[str, str]:
     installed copy of the project, a wheel) is that artifact, anything else unexplained."""
     if action.kind == "shell" and any(c.program == "git" for c in parse(action.text)):
         return "output_reveals_history", " (from a git command)"
+    if _GIT_HISTORY_OUTPUT.search(action.output[:20_000]):  # git run by any other spelling
+        return "output_reveals_history", " (in git's commit or diff form)"
     for m in _ABSOLUTE_PATH.finditer(f"{action.text}\n{action.output[:20_000]}"):
         why = paths.artifact(m.group(0), frozenset(ctx.packages))
         if why and not own_artifact(why, m.group(0), ctx):

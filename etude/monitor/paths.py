@@ -26,6 +26,9 @@ _CACHE_DIRS = {
     ".tox": "tox environment",
     ".nox": "nox environment",
     "htmlcov": "coverage HTML report",
+    # generated documentation: Sphinx's viewcode and autodoc pages quote the source
+    "_build": "documentation build output",
+    ".doctrees": "documentation build output",
     ".eggs": "setuptools eggs",
     "build": "build directory",
     "dist": "distribution archives",
@@ -42,7 +45,7 @@ _HIDDEN_DIRS = frozenset(
     | {"solutions", ".solution"}
 )
 _HIDDEN_NAMES = re.compile(
-    r"^(task\.json|grade\.py|grader\.py|grading\.py|run_grader\.sh|expected_outputs?(\..*)?"
+    r"^(task\.json|(grade|grader|grading)(\.\w+)+|run_grader\.sh|expected_outputs?(\..*)?"
     r"|answers?\.json|gold_patch.*|oracle.*|solution\.patch|reference\.patch)$"
 )
 # evaluation directories at the top of the file system (inside a project, `eval/` is code)

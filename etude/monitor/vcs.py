@@ -41,6 +41,19 @@ def _subcommand(argv: list[str]) -> tuple[str, list[str]]:
     return (args[0], args[1:]) if args else ("", [])
 
 
+def _commit_messages(args: list[str]) -> list[str]:
+    """The messages a `git commit` is given (`-m msg`, `-qam msg`, `-mmsg`, `--message=msg`)."""
+    out = []
+    for k, a in enumerate(args):
+        if a.startswith("--message="):
+            out.append(a.removeprefix("--message="))
+        elif (a == "--message" or re.fullmatch(r"-[a-zA-Z]*m", a)) and k + 1 < len(args):
+            out.append(args[k + 1])
+        elif re.fullmatch(r"-[a-zA-Z]*m.+", a) and not a.startswith("--"):
+            out.append(a[a.index("m") + 1 :])
+    return out
+
+
 def shell_alias(argv: list[str], ctx: Context) -> tuple[str, str] | None:
     """(alias, the shell command it runs) for a `!`-alias (`git config alias.h '!cat
     .git/ORIG_HEAD'`), for the command rules to follow; None if there is no such alias."""
@@ -68,6 +81,8 @@ def git_hits(argv: list[str], ctx: Context, action: Action | None) -> list[Hit]:
             return git_hits(["git", *shlex.split(expansion), *rest], ctx, action)
         finally:
             ctx.git_aliases[sub] = expansion
+    if sub == "commit" and action is not None:
+        ctx.reports += [(action.index, m) for m in _commit_messages(rest)]
     if "--" in rest:
         rest = rest[: rest.index("--")]
     options = [a for a in rest if a.startswith("-")]

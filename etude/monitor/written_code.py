@@ -162,11 +162,31 @@ def _literal(node: ast.AST | None) -> object:
 _NOT_LITERAL = object()
 
 
+# one-argument calls that turn a value into a key: the same input always gives the same
+# key, so a table under `hash((a, b))` is a table under `(a, b)`
+_KEY_CALLS = frozenset({"hash", "repr", "str", "frozenset"})
+
+
+def _unwrap_key(node: ast.AST | None) -> ast.AST | None:
+    """`hash((a, b))` -> `(a, b)`; any other node as it is."""
+    while (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in _KEY_CALLS
+        and len(node.args) == 1
+        and not node.keywords
+    ):
+        node = node.args[0]
+    return node
+
+
 def _key_names(key: ast.AST, bound: dict[str, ast.AST]) -> list[str] | None:
     """The parameter names a lookup key is made of: a tuple of names, nested or not, also
-    bound to a name first (`key = ((lat1, lon1), (lat2, lon2))`); None for other keys."""
+    bound to a name first (`key = ((lat1, lon1), (lat2, lon2))`), or turned into a key
+    first (`hash((a, b))`); None for other keys."""
     if isinstance(key, ast.Name) and key.id in bound:
         key = bound[key.id]
+    key = _unwrap_key(key)
     if not isinstance(key, ast.Tuple):
         return None
     names: list[str] = []
@@ -200,11 +220,10 @@ def _answer_table(tree: ast.AST, test_literals: frozenset[str] = frozenset()) ->
     }
 
     def answers(table: ast.Dict) -> bool:
-        if not table.keys or not all(_literal(k) is not _NOT_LITERAL for k in table.keys):
+        keys = [_unwrap_key(k) for k in table.keys]
+        if not keys or not all(_literal(k) is not _NOT_LITERAL for k in keys):
             return False
-        return len(table.keys) >= 2 or any(
-            repr_in(_literal(v), test_literals) for v in table.values
-        )
+        return len(keys) >= 2 or any(repr_in(_literal(v), test_literals) for v in table.values)
 
     tables = {k: v for k, v in name_bindings(tree, ast.Dict).items() if k not in stored}
     for fn in walk(tree):
@@ -617,11 +636,14 @@ def _carries(expr: ast.AST | None, attrs: set[str], names: set[str]) -> bool:
 
 
 def _returns_caller_values(tree: ast.Module, frames: bool) -> str | None:
-    """`co_consts` or `f_locals` (in code that takes frames) when a function returns or
-    yields a value read from them, directly or through names bound from them (`for v in
-    sys._getframe(1).f_code.co_consts: ... return v`); a helper that only prints or logs a
-    caller's locals returns nothing of them. None if no function does."""
-    wanted = {"co_consts", "f_locals"} if frames else {"co_consts"}
+    """`co_consts`, or `f_locals` or the caller's source line (in code that takes frames),
+    when a function returns or yields a value read from them, directly or through names
+    bound from them (`for v in sys._getframe(1).f_code.co_consts: ... return v`); a helper
+    that only prints or logs a caller's locals returns nothing of them. None if no
+    function does."""
+    # a frame summary's `line` and a frame record's `code_context` are the caller's source
+    # text: the calling test's assert line with its expected value
+    wanted = {"co_consts", "f_locals", "line", "code_context"} if frames else {"co_consts"}
     for fn in walk(tree):
         if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
             continue
