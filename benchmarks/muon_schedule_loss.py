@@ -44,7 +44,7 @@ from etude.models import MoETransformer, preset
 from etude.optim import QUINTIC, Muon
 from etude.optim.newton_schulz import gram_iteration, gram_restarts, newton_schulz
 from etude.parallel.data import global_batch, stdlib_corpus
-from etude.parallel.train import training_loss
+from etude.parallel.train import muon_param_groups, training_loss
 
 SHARDED = sys.modules["etude.optim.sharded"]
 LR = 0.02
@@ -79,15 +79,8 @@ def aol_newton_schulz(g, schedule, eps=1e-7, dtype=torch.bfloat16, method="stand
 
 
 def _optimizer(model: MoETransformer, coefficients, steps: int, lr: float) -> Muon:
-    options = {s.name: s.muon for s in model.config.parameter_shapes()}
-    groups: dict[str, dict] = {}
-    for name, p in model.named_parameters():
-        opts = options[name]
-        key = "adamw" if opts is None else json.dumps(opts, sort_keys=True)
-        extra = {"algorithm": "adamw"} if opts is None else opts
-        groups.setdefault(key, {"params": [], **extra})["params"].append((name, p))
     return Muon(
-        list(groups.values()),
+        muon_param_groups(model),
         lr=lr,
         weight_decay=0.0,
         adamw_lr=3e-3,

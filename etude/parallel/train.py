@@ -147,6 +147,20 @@ def training_loss(
     return ce + model.config.aux_loss_weight * aux, ce, aux
 
 
+def muon_param_groups(model: MoETransformer) -> list[dict]:
+    """Muon's parameter groups for `model`: one per distinct Muon option set of
+    `MoEConfig.parameter_shapes()` (per head, per expert, ...), and one AdamW group for the
+    parameters it marks as not Muon's; parameters as (name, tensor) pairs."""
+    options = {s.name: s.muon for s in model.config.parameter_shapes()}
+    groups: dict[str, dict] = {}
+    for name, p in model.named_parameters():
+        opts = options[name]
+        key = "adamw" if opts is None else json.dumps(opts, sort_keys=True)
+        extra = {"algorithm": "adamw"} if opts is None else opts
+        groups.setdefault(key, {"params": [], **extra})["params"].append((name, p))
+    return list(groups.values())
+
+
 def build_optimizer(model: MoETransformer, cfg: TrainConfig) -> torch.optim.Optimizer:
     """Muon with per-head groups for attention, per-expert groups for experts and AdamW for
     the rest (as `MoEConfig.parameter_shapes()` marks them), or AdamW for everything."""
@@ -157,15 +171,8 @@ def build_optimizer(model: MoETransformer, cfg: TrainConfig) -> torch.optim.Opti
         )
     if cfg.optimizer != "muon":
         raise ValueError(f"optimizer must be 'muon' or 'adamw', got {cfg.optimizer!r}")
-    options = {s.name: s.muon for s in model.config.parameter_shapes()}
-    groups: dict[str, dict] = {}
-    for name, p in named:
-        opts = options[name]
-        key = "adamw" if opts is None else json.dumps(opts, sort_keys=True)
-        extra = {"algorithm": "adamw"} if opts is None else opts
-        groups.setdefault(key, {"params": [], **extra})["params"].append((name, p))
     return Muon(
-        list(groups.values()),
+        muon_param_groups(model),
         lr=cfg.lr,
         weight_decay=cfg.weight_decay,
         adamw_lr=cfg.adamw_lr,
