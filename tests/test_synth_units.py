@@ -608,3 +608,20 @@ def test_affected_tests_are_those_running_or_naming_the_deleted_code(tmp_path):
     }
     # A conftest (or test helper) naming a deleted name: every test may change.
     assert len(_affected(tmp_path, "import pkg.feature\n", [])) == 7
+
+
+def test_affected_segments_equal_ast_source_segments():
+    # Module-level statements are cut from lines split once, exactly as
+    # ast.get_source_segment cuts them: CRLF and CR line ends, a form feed (no line break
+    # for ast), non-ASCII text before a column, statements sharing a line, comments.
+    from etude.synth.affected import _AST_LINE, _segment
+
+    source = (
+        'x = 1  # feature\r\ny = (\r\n  "é", 2,\r\n)  # tail\rz = "ü"; w = 4\n'
+        "\x0cq = [\n    1]\nimport os\n\ndef f():\n    return 1\n"
+    )
+    tree = ast.parse(source)
+    lines = _AST_LINE.findall(source)
+    assert [_segment(lines, node) for node in tree.body] == [
+        ast.get_source_segment(source, node) for node in tree.body
+    ]

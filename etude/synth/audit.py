@@ -34,6 +34,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import ahocorasick
+
 from etude.sandbox import Limits, run
 
 MIN_IDENTIFIER = 6
@@ -112,17 +114,40 @@ def code_tokens(source: str) -> dict[str, str]:
 def oracle_tokens(deleted: str, remaining: str, shipped: bytes, canaries: list[str]) -> dict:
     """Tokens of the `deleted` code found neither in the `remaining` workspace text nor in
     the `shipped` text of the untouched repository and environment, plus the canaries."""
-    tokens = {t: k for t, k in code_tokens(deleted).items() if t not in remaining}
-    found = present(tokens, shipped)
+    tokens = code_tokens(deleted)
+    search = TokenSearch(tokens)
+    found = search.found_in(_encode(remaining)) | search.found_in(shipped)
     tokens = {t: k for t, k in tokens.items() if t not in found}
     tokens.update({c: "canary" for c in canaries})
     return tokens
 
 
-def present(tokens: Iterable[str], data: bytes) -> set[str]:
-    """The tokens that occur in `data` (one substring search each: several times faster
-    than one alternation regex, and overlapping tokens are all found)."""
-    return {t for t in tokens if t.encode() in data}
+def _encode(text: str) -> bytes:
+    # A string literal may hold a lone surrogate; it must still be searchable.
+    return text.encode("utf-8", "surrogatepass")
+
+
+class TokenSearch:
+    """Every token of a fixed set that occurs in a piece of data, in one pass over it:
+    `found_in(data)` equals `{t for t in tokens if t.encode() in data}` (overlapping and
+    nested tokens included), with an Aho-Corasick automaton (pyahocorasick) instead of
+    one substring scan per token (on a whole deleted module, thousands of tokens over a
+    12 MB environment: 25 s against a fraction of a second). The automaton is built over
+    the tokens' UTF-8 bytes, each byte read as one Latin-1 character, and so is the data."""
+
+    def __init__(self, tokens: Iterable[str]) -> None:
+        self._automaton = ahocorasick.Automaton()
+        for token in tokens:
+            self._automaton.add_word(_encode(token).decode("latin-1"), token)
+        self._empty = len(self._automaton) == 0
+        if not self._empty:
+            self._automaton.make_automaton()
+
+    def found_in(self, data: bytes) -> set[str]:
+        """The tokens that occur in `data`."""
+        if self._empty:
+            return set()
+        return {token for _, token in self._automaton.iter(data.decode("latin-1"))}
 
 
 def shipped_text(roots: dict[str, Path], skip: Callable[[str], bool]) -> bytes:
@@ -255,14 +280,12 @@ def audit(roots: dict[str, Path], tokens: dict[str, str]) -> list[Finding]:
     """Every occurrence of a token under the labelled roots (label -> directory)."""
     if not tokens:
         return []
-    encoded = {t.encode(): (t, k) for t, k in tokens.items()}
+    finder = TokenSearch(tokens)
     findings: dict[tuple, Finding] = {}
 
     def search(path: str, where: str, data: bytes) -> None:
-        for token in encoded:
-            if token in data:
-                text, kind = encoded[token]
-                findings.setdefault((path, where, text), Finding(path, where, kind, text))
+        for text in finder.found_in(data):
+            findings.setdefault((path, where, text), Finding(path, where, tokens[text], text))
 
     for label, root in roots.items():
         for dirpath, _, _ in os.walk(root):
