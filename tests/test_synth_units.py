@@ -2,6 +2,7 @@
 rules and the problem statement, on the example repository's source (no processes run)."""
 
 import ast
+import difflib
 import shutil
 from pathlib import Path
 
@@ -522,6 +523,33 @@ def test_near_copy_of_a_sibling_class():
     decode_only = [u for u in remaining if u.name == "TextCodec.decode"]
     assert similarity.near_copy(deleted, decode_only, 0.9) == (0.0, [])
 
+
+
+def _exhaustive_best(unit, others):
+    ratios = [
+        (difflib.SequenceMatcher(None, unit.tokens, o.tokens, autojunk=False).ratio(), o.name)
+        for o in others
+    ]
+    return max(ratios, key=lambda r: r[0], default=(0.0, ""))
+
+
+@pytest.mark.parametrize("threshold", [0.4, 0.6, 0.9])
+def test_near_copy_pruning_decides_as_comparing_every_pair(threshold):
+    # best_match skips pairs whose upper bounds cannot reach the threshold; on real code
+    # (etude's own rewriting modules against its slicer) every decision and reported
+    # ratio equals comparing every pair in full.
+    synth = Path(__file__).parents[1] / "etude" / "synth"
+    deleted = similarity.units((synth / "delete.py").read_text())
+    remaining = similarity.units((synth / "slice.py").read_text()) + deleted[::3]
+    copies, share_tokens = [], 0
+    for unit in deleted:
+        ratio, name = _exhaustive_best(unit, remaining)
+        if ratio >= threshold:
+            share_tokens += len(unit.tokens)
+            copies.append(f"{unit.name} ~ {name} ({ratio:.2f})")
+    total = sum(len(u.tokens) for u in deleted)
+    assert copies  # the thresholds are low enough, or copies present, for pairs to count
+    assert similarity.near_copy(deleted, remaining, threshold) == (share_tokens / total, copies)
 
 def test_files_the_install_generates_are_kept(tmp_path):
     # A build backend such as setuptools_scm writes `_version.py` into the package when
