@@ -9,6 +9,7 @@ import shutil
 import sqlite3
 import subprocess
 import tarfile
+import time
 import zipfile
 from pathlib import Path
 
@@ -16,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from etude.synth.audit import TokenSearch, audit, code_tokens, oracle_tokens
+from etude.synth.audit import TokenSearch, audit, changed_since, code_tokens, oracle_tokens
 from etude.synth.delete import delete_definitions, plant_canary
 from etude.synth.scrub import GIT_ENV, scrub
 
@@ -277,3 +278,31 @@ def test_token_search_finds_nested_overlapping_and_surrogate_tokens():
     assert search.found_in(b"xxfoobarbazyy") == {"foobar", "foobarbaz", "oobarb"}
     assert search.found_in("\ud800x".encode("utf-8", "surrogatepass")) == {"\ud800x"}
     assert TokenSearch([]).found_in(b"anything") == set()
+
+
+def _venv_then_shipped_text(tmp_path):
+    venv = tmp_path / "venv"
+    shutil.rmtree(venv, ignore_errors=True)
+    (venv / "lib/site-packages/pkg").mkdir(parents=True)
+    (venv / "lib/site-packages/pkg/mod.py").write_text("x = 1\n")
+    time.sleep(0.05)  # file times tick coarsely: the shipped text is read after the venv
+    shipped = tmp_path / "environment.txt"
+    shipped.write_bytes(b"")
+    return venv, shipped.stat().st_mtime_ns
+
+
+def test_changed_since_sees_every_kind_of_change(tmp_path):
+    # A shared venv is searched again only when something in it changed after its shipped
+    # text was written: a new file deep down, a rewrite, a chmod or a removal all count.
+    venv = tmp_path / "venv"
+    changes = [
+        lambda: (venv / "lib/site-packages/pkg/new.py").write_text("leak\n"),
+        lambda: (venv / "lib/site-packages/pkg/mod.py").write_text("y = 2\n"),
+        lambda: (venv / "lib/site-packages/pkg/mod.py").chmod(0o600),
+        lambda: (venv / "lib/site-packages/pkg/mod.py").unlink(),
+    ]
+    for change in changes:
+        venv, moment = _venv_then_shipped_text(tmp_path)
+        assert not changed_since(venv, moment)
+        change()
+        assert changed_since(venv, moment)

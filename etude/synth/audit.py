@@ -44,6 +44,7 @@ PHRASE_WORDS = 5
 MAX_FILE_BYTES = 64 << 20
 MAX_DEPTH = 3
 _GIT_LIMITS = Limits(wall_s=300, output_bytes=512 << 20)
+_SQLITE = b"SQLite format 3\x00"
 
 
 @dataclass(frozen=True)
@@ -159,7 +160,23 @@ def shipped_text(roots: dict[str, Path], skip: Callable[[str], bool]) -> bytes:
         data = _read(here / name)
         if data is not None:
             parts += [view for _, view in _views(name, data)]
+            if data[:16] == _SQLITE:
+                with contextlib.suppress(sqlite3.Error):
+                    parts.append(_sqlite_text(here / name))
     return b"\n".join(parts)
+
+
+def changed_since(root: Path, moment_ns: int) -> bool:
+    """Whether any file or directory under `root` (itself included) had its status changed
+    at or after `moment_ns` (st_ctime: every write, rename, chmod, and every entry added to
+    or removed from a directory sets it, and no user call can set it back; a change within
+    the same clock tick as the moment counts). A tree unchanged since its shipped text was
+    read holds no token that text does not hold."""
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in [".", *dirnames, *filenames]:
+            if os.lstat(os.path.join(dirpath, name)).st_ctime_ns >= moment_ns:
+                return True
+    return False
 
 
 def _code_strings(code: types.CodeType) -> Iterator[str]:
@@ -301,7 +318,7 @@ def audit(roots: dict[str, Path], tokens: dict[str, str]) -> list[Finding]:
         rel = f"{label}/{path.relative_to(root)}"
         for where, view in _views(name, data):
             search(rel, where, view)
-        if data[:16] == b"SQLite format 3\x00":
+        if data[:16] == _SQLITE:
             with contextlib.suppress(sqlite3.Error):
                 search(rel, "sqlite rows", _sqlite_text(path))
     return sorted(findings.values(), key=lambda f: (f.path, f.where, f.token))

@@ -34,7 +34,7 @@ from pathlib import Path
 from etude.sandbox import Limits
 from etude.synth import env, similarity
 from etude.synth.affected import affected_tests
-from etude.synth.audit import audit, oracle_tokens
+from etude.synth.audit import audit, changed_since, oracle_tokens
 from etude.synth.delete import STUB_BODIES, delete_definitions, plant_canary, stub
 from etude.synth.discover import Repo, module_name, test_tree_files
 from etude.synth.errors import SynthError
@@ -375,7 +375,15 @@ def _build(job: Job, repo: Repo, cand: Candidate, cdir: Path, clock: Clock) -> d
     clock.lap("tokens")
     scrub_log = scrub(workspace, venv if own_venv else None, repo.packages)
     clock.lap("scrub")
-    findings = audit({"workspace": workspace, "venv": venv}, tokens)
+    # Every view of every file of the baseline's venv is in the shipped text, which no
+    # oracle token occurs in; a shared venv unchanged since that text was written is
+    # therefore not searched again (the canary cannot be in it either: candidates mount
+    # it read-only). A venv of the candidate's own, or one that changed, is searched.
+    searched = {"workspace": workspace, "venv": venv}
+    shipped_at = Path(job.environment_text).stat().st_mtime_ns
+    if not own_venv and not changed_since(venv, shipped_at):
+        del searched["venv"]
+    findings = audit(searched, tokens)
     if findings:
         files = len({f.path for f in findings})
         where = f"{findings[0].describe()}; {len(findings)} in {files} file(s)"
@@ -457,7 +465,7 @@ def _build(job: Job, repo: Repo, cand: Candidate, cdir: Path, clock: Clock) -> d
             "tokens": len(tokens),
             "token_kinds": dict(Counter(tokens.values())),
             "findings": [],
-            "searched": ["workspace", "venv"],
+            "searched": sorted(searched),
         },
         "limits": {
             "test_timeout_s": settings.test_timeout_s,
