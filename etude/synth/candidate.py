@@ -69,11 +69,12 @@ class Settings:
     near_copy_ratio: float = 0.9  # similarity at which deleted code counts as copied
     shared_environment: bool = True  # candidates test with the baseline's venv, read-only
     test_subsets: bool = True  # canary, second and stub runs on the tests they can change
-    # Runs decided by pass/fail alone (canary, second, reference, stubs) report failures as
-    # native tracebacks: pytest's long reports parse the whole test module for every frame
-    # (seconds per run on a large test file); the first run after the deletion, whose
-    # failure texts are checked, keeps them.
-    native_tracebacks: bool = True
+    # Runs decided by pass/fail alone (canary, second, reference, stubs) print no failure
+    # reports (`--tb=no`): pytest's long reports parse the whole test module for every
+    # frame, and its summary of failures grows with the square of their number (seconds
+    # per stub run on a large test file); the first run after the deletion, whose failure
+    # texts are checked, keeps them.
+    quiet_failures: bool = True
     measure_guard: bool = False  # also score the always-equal stub unguarded (benchmark)
 
 
@@ -310,7 +311,7 @@ def _build(job: Job, repo: Repo, cand: Candidate, cdir: Path, clock: Clock) -> d
     affected = kept
     if settings.test_subsets:
         affected = affected_tests(repo, job.kept, cand.tests, deletion.names) or kept
-    outcome_only = {**suite, "extra_args": ["--tb=native"] if settings.native_tracebacks else []}
+    outcome_only = {**suite, "extra_args": ["--tb=no"] if settings.quiet_failures else []}
     planted, planted_tests = _run_tests(workspace, venv, affected, job.kept, outcome_only)
     if planted_tests != kept and not _all_pass(planted, planted_tests):
         planted, planted_tests = _run_tests(workspace, venv, kept, job.kept, outcome_only)
