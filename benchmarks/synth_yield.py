@@ -18,8 +18,8 @@ CPU-minutes and the share of processed candidates that became tasks. Then:
   `git cat-file --batch-all-objects --batch`;
 - cost: the first `--compare` candidates of each repository are processed again, on one
   worker, back to back both ways (alternating which goes first): the pipeline's (the
-  baseline's venv shared read-only; the canary, first and second runs on the tests the
-  deletion can change, etude.synth.affected; stubs by node id; native tracebacks where
+  baseline's venv shared read-only; the canary and second runs on the tests the
+  deletion can change, etude.synth.affected; stubs by node id; no failure reports where
   only pass/fail is read) and the old (`OLD_WAY`: a fresh venv per candidate, every test
   file in every run, pytest's long reports); reported per repository as the ratio of the
   median seconds per candidate (clean-up included: the old way deletes a venv each time),
@@ -65,7 +65,7 @@ PACKAGES = (
 )
 CACHE = Path.home() / ".cache" / "etude" / "sdists"
 RESULT = Path(__file__).parent / "results" / "synth_yield.json"
-OLD_WAY = {"shared_environment": False, "test_subsets": False, "native_tracebacks": False}
+OLD_WAY = {"shared_environment": False, "test_subsets": False, "quiet_failures": False}
 # A valid candidate's outcome includes its test lists: both ways must split them alike.
 OUTCOME_TESTS = ("fail_to_pass", "pass_to_pass", "stub_passing", "discriminating")
 

@@ -9,12 +9,15 @@ import shutil
 import sqlite3
 import subprocess
 import tarfile
+import time
 import zipfile
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from etude.synth.audit import audit, code_tokens, oracle_tokens
+from etude.synth.audit import TokenSearch, audit, changed_since, code_tokens, oracle_tokens
 from etude.synth.delete import delete_definitions, plant_canary
 from etude.synth.scrub import GIT_ENV, scrub
 
@@ -256,3 +259,50 @@ def test_findings_name_the_file_and_the_kind_of_place(task):
     assert blob.describe().startswith(f"{blob.kind} {blob.token!r} in ws/.git (git object ")
     pyc = next(f for f in found if f.place == "bytecode")
     assert pyc.path == "ws/src/textkit/__pycache__/slug.cpython-311.pyc"
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    tokens=st.lists(st.text(alphabet="ab_é\n\x00", min_size=1, max_size=6), max_size=8),
+    data=st.binary(max_size=60) | st.text(alphabet="ab_é\n\x00", max_size=40).map(str.encode),
+)
+def test_token_search_equals_one_substring_search_per_token(tokens, data):
+    # The audit's one-pass search finds exactly what `token in data` finds, token by token:
+    # overlapping and nested tokens, non-ASCII tokens, and data that is not UTF-8.
+    expected = {t for t in tokens if t.encode() in data}
+    assert TokenSearch(tokens).found_in(data) == expected
+
+
+def test_token_search_finds_nested_overlapping_and_surrogate_tokens():
+    search = TokenSearch(["foobar", "foobarbaz", "oobarb", "barbazz", "\ud800x", "zz"])
+    assert search.found_in(b"xxfoobarbazyy") == {"foobar", "foobarbaz", "oobarb"}
+    assert search.found_in("\ud800x".encode("utf-8", "surrogatepass")) == {"\ud800x"}
+    assert TokenSearch([]).found_in(b"anything") == set()
+
+
+def _venv_then_shipped_text(tmp_path):
+    venv = tmp_path / "venv"
+    shutil.rmtree(venv, ignore_errors=True)
+    (venv / "lib/site-packages/pkg").mkdir(parents=True)
+    (venv / "lib/site-packages/pkg/mod.py").write_text("x = 1\n")
+    time.sleep(0.05)  # file times tick coarsely: the shipped text is read after the venv
+    shipped = tmp_path / "environment.txt"
+    shipped.write_bytes(b"")
+    return venv, shipped.stat().st_mtime_ns
+
+
+def test_changed_since_sees_every_kind_of_change(tmp_path):
+    # A shared venv is searched again only when something in it changed after its shipped
+    # text was written: a new file deep down, a rewrite, a chmod or a removal all count.
+    venv = tmp_path / "venv"
+    changes = [
+        lambda: (venv / "lib/site-packages/pkg/new.py").write_text("leak\n"),
+        lambda: (venv / "lib/site-packages/pkg/mod.py").write_text("y = 2\n"),
+        lambda: (venv / "lib/site-packages/pkg/mod.py").chmod(0o600),
+        lambda: (venv / "lib/site-packages/pkg/mod.py").unlink(),
+    ]
+    for change in changes:
+        venv, moment = _venv_then_shipped_text(tmp_path)
+        assert not changed_since(venv, moment)
+        change()
+        assert changed_since(venv, moment)

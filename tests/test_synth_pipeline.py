@@ -206,7 +206,7 @@ def test_ray_executor_on_a_local_instance(synth, tmp_path):
 # fresh venv per candidate, every test file in every run, pytest's long reports): the
 # `kinds` tasks use it, so both ways make valid tasks.
 OWN_VENV_FULL_RUNS = Settings(
-    measure_guard=True, shared_environment=False, test_subsets=False, native_tracebacks=False
+    measure_guard=True, shared_environment=False, test_subsets=False, quiet_failures=False
 )
 
 
@@ -257,8 +257,9 @@ def test_equality_only_tests_reject_an_always_equal_answer(kinds, tmp_path):
 
 
 def test_both_ways_split_the_tests_alike(synth, kinds, tmp_path):
-    """The pipeline's way (shared venv, test subsets, native tracebacks) makes the task the
-    old way made of the same candidate: the same test lists and validation scores."""
+    """The pipeline's way (shared venv, test subsets, no failure reports where only pass or
+    fail counts) makes the task the old way made of the same candidate: the same test lists
+    and validation scores."""
     old = json.loads((kinds["textkit.numbers.ordinal"] / "task.json").read_text())
     # A copy of the work directory, so that the `kinds` task is not staged over.
     work_dir = tmp_path / "work"

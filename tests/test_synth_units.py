@@ -2,6 +2,7 @@
 rules and the problem statement, on the example repository's source (no processes run)."""
 
 import ast
+import difflib
 import shutil
 from pathlib import Path
 
@@ -523,6 +524,33 @@ def test_near_copy_of_a_sibling_class():
     assert similarity.near_copy(deleted, decode_only, 0.9) == (0.0, [])
 
 
+def _exhaustive_best(unit, others):
+    ratios = [
+        (difflib.SequenceMatcher(None, unit.tokens, o.tokens, autojunk=False).ratio(), o.name)
+        for o in others
+    ]
+    return max(ratios, key=lambda r: r[0], default=(0.0, ""))
+
+
+@pytest.mark.parametrize("threshold", [0.4, 0.9])
+def test_near_copy_pruning_decides_as_comparing_every_pair(threshold):
+    # best_match skips pairs whose upper bounds cannot reach the threshold; on real code
+    # (etude's own rewriting modules against its slicer) every decision and reported
+    # ratio equals comparing every pair in full.
+    synth = Path(__file__).parents[1] / "etude" / "synth"
+    deleted = similarity.units((synth / "delete.py").read_text())
+    remaining = similarity.units((synth / "slice.py").read_text()) + deleted[::3]
+    copies, share_tokens = [], 0
+    for unit in deleted:
+        ratio, name = _exhaustive_best(unit, remaining)
+        if ratio >= threshold:
+            share_tokens += len(unit.tokens)
+            copies.append(f"{unit.name} ~ {name} ({ratio:.2f})")
+    total = sum(len(u.tokens) for u in deleted)
+    assert copies  # a third of the deleted units also remain: copies at any threshold
+    assert similarity.near_copy(deleted, remaining, threshold) == (share_tokens / total, copies)
+
+
 def test_files_the_install_generates_are_kept(tmp_path):
     # A build backend such as setuptools_scm writes `_version.py` into the package when
     # installing; candidates import their copy of the pristine tree, so it must be there.
@@ -608,3 +636,20 @@ def test_affected_tests_are_those_running_or_naming_the_deleted_code(tmp_path):
     }
     # A conftest (or test helper) naming a deleted name: every test may change.
     assert len(_affected(tmp_path, "import pkg.feature\n", [])) == 7
+
+
+def test_affected_segments_equal_ast_source_segments():
+    # Module-level statements are cut from lines split once, exactly as
+    # ast.get_source_segment cuts them: CRLF and CR line ends, a form feed (no line break
+    # for ast), non-ASCII text before a column, statements sharing a line, comments.
+    from etude.synth.affected import _AST_LINE, _segment
+
+    source = (
+        'x = 1  # feature\r\ny = (\r\n  "é", 2,\r\n)  # tail\rz = "ü"; w = 4\n'
+        "\x0cq = [\n    1]\nimport os\n\ndef f():\n    return 1\n"
+    )
+    tree = ast.parse(source)
+    lines = _AST_LINE.findall(source)
+    assert [_segment(lines, node) for node in tree.body] == [
+        ast.get_source_segment(source, node) for node in tree.body
+    ]

@@ -23,6 +23,7 @@ file when one of them fails there. `Settings(test_subsets=False)` runs every fil
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -34,11 +35,28 @@ def _top_name(nodeid: str) -> str:
     return nodeid.split("::")[1].split("[")[0] if "::" in nodeid else ""
 
 
+# Lines as `ast` numbers them (ends: \r\n, \r or \n; a form feed is no line break).
+_AST_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def _segment(lines: list[str], node: ast.stmt) -> str:
+    """`ast.get_source_segment(source, node)` from the source's lines split once (the
+    standard function splits the whole source again on every call: seconds on a
+    6000-line test module with many module-level statements)."""
+    first, last = node.lineno - 1, node.end_lineno - 1
+    if first == last:
+        return lines[first].encode()[node.col_offset : node.end_col_offset].decode()
+    head = lines[first].encode()[node.col_offset :].decode()
+    tail = lines[last].encode()[: node.end_col_offset].decode()
+    return "".join([head, *lines[first + 1 : last], tail])
+
+
 def _definition_texts(source: str) -> tuple[str, dict[str, str]]:
     """(text outside the top-level definitions, {name: text of the definition together
     with the same file's classes it derives from, transitively})."""
     tree = ast.parse(source)
     lines = source.splitlines(keepends=True)
+    ast_lines = _AST_LINE.findall(source)
     own, bases, outside = {}, {}, []
     for node in tree.body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
@@ -47,7 +65,7 @@ def _definition_texts(source: str) -> tuple[str, dict[str, str]]:
             if isinstance(node, ast.ClassDef):
                 bases[node.name] = [b.id for b in node.bases if isinstance(b, ast.Name)]
         else:
-            outside.append(ast.get_source_segment(source, node) or "")
+            outside.append(_segment(ast_lines, node))
 
     def with_bases(name: str, seen: frozenset[str] = frozenset()) -> str:
         parts = [own[name]]

@@ -34,6 +34,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import ahocorasick
+
 from etude.sandbox import Limits, run
 
 MIN_IDENTIFIER = 6
@@ -42,6 +44,7 @@ PHRASE_WORDS = 5
 MAX_FILE_BYTES = 64 << 20
 MAX_DEPTH = 3
 _GIT_LIMITS = Limits(wall_s=300, output_bytes=512 << 20)
+_SQLITE = b"SQLite format 3\x00"
 
 
 @dataclass(frozen=True)
@@ -112,17 +115,40 @@ def code_tokens(source: str) -> dict[str, str]:
 def oracle_tokens(deleted: str, remaining: str, shipped: bytes, canaries: list[str]) -> dict:
     """Tokens of the `deleted` code found neither in the `remaining` workspace text nor in
     the `shipped` text of the untouched repository and environment, plus the canaries."""
-    tokens = {t: k for t, k in code_tokens(deleted).items() if t not in remaining}
-    found = present(tokens, shipped)
+    tokens = code_tokens(deleted)
+    search = TokenSearch(tokens)
+    found = search.found_in(_encode(remaining)) | search.found_in(shipped)
     tokens = {t: k for t, k in tokens.items() if t not in found}
     tokens.update({c: "canary" for c in canaries})
     return tokens
 
 
-def present(tokens: Iterable[str], data: bytes) -> set[str]:
-    """The tokens that occur in `data` (one substring search each: several times faster
-    than one alternation regex, and overlapping tokens are all found)."""
-    return {t for t in tokens if t.encode() in data}
+def _encode(text: str) -> bytes:
+    # A string literal may hold a lone surrogate; it must still be searchable.
+    return text.encode("utf-8", "surrogatepass")
+
+
+class TokenSearch:
+    """Every token of a fixed set that occurs in a piece of data, in one pass over it:
+    `found_in(data)` equals `{t for t in tokens if t.encode() in data}` (overlapping and
+    nested tokens included), with an Aho-Corasick automaton (pyahocorasick) instead of
+    one substring scan per token (on a whole deleted module, thousands of tokens over a
+    12 MB environment: 25 s against a fraction of a second). The automaton is built over
+    the tokens' UTF-8 bytes, each byte read as one Latin-1 character, and so is the data."""
+
+    def __init__(self, tokens: Iterable[str]) -> None:
+        self._automaton = ahocorasick.Automaton()
+        for token in tokens:
+            self._automaton.add_word(_encode(token).decode("latin-1"), token)
+        self._empty = len(self._automaton) == 0
+        if not self._empty:
+            self._automaton.make_automaton()
+
+    def found_in(self, data: bytes) -> set[str]:
+        """The tokens that occur in `data`."""
+        if self._empty:
+            return set()
+        return {token for _, token in self._automaton.iter(data.decode("latin-1"))}
 
 
 def shipped_text(roots: dict[str, Path], skip: Callable[[str], bool]) -> bytes:
@@ -134,7 +160,23 @@ def shipped_text(roots: dict[str, Path], skip: Callable[[str], bool]) -> bytes:
         data = _read(here / name)
         if data is not None:
             parts += [view for _, view in _views(name, data)]
+            if data[:16] == _SQLITE:
+                with contextlib.suppress(sqlite3.Error):
+                    parts.append(_sqlite_text(here / name))
     return b"\n".join(parts)
+
+
+def changed_since(root: Path, moment_ns: int) -> bool:
+    """Whether any file or directory under `root` (itself included) had its status changed
+    at or after `moment_ns` (st_ctime: every write, rename, chmod, and every entry added to
+    or removed from a directory sets it, and no user call can set it back; a change within
+    the same clock tick as the moment counts). A tree unchanged since its shipped text was
+    read holds no token that text does not hold."""
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in [".", *dirnames, *filenames]:
+            if os.lstat(os.path.join(dirpath, name)).st_ctime_ns >= moment_ns:
+                return True
+    return False
 
 
 def _code_strings(code: types.CodeType) -> Iterator[str]:
@@ -255,14 +297,12 @@ def audit(roots: dict[str, Path], tokens: dict[str, str]) -> list[Finding]:
     """Every occurrence of a token under the labelled roots (label -> directory)."""
     if not tokens:
         return []
-    encoded = {t.encode(): (t, k) for t, k in tokens.items()}
+    finder = TokenSearch(tokens)
     findings: dict[tuple, Finding] = {}
 
     def search(path: str, where: str, data: bytes) -> None:
-        for token in encoded:
-            if token in data:
-                text, kind = encoded[token]
-                findings.setdefault((path, where, text), Finding(path, where, kind, text))
+        for text in finder.found_in(data):
+            findings.setdefault((path, where, text), Finding(path, where, tokens[text], text))
 
     for label, root in roots.items():
         for dirpath, _, _ in os.walk(root):
@@ -278,7 +318,7 @@ def audit(roots: dict[str, Path], tokens: dict[str, str]) -> list[Finding]:
         rel = f"{label}/{path.relative_to(root)}"
         for where, view in _views(name, data):
             search(rel, where, view)
-        if data[:16] == b"SQLite format 3\x00":
+        if data[:16] == _SQLITE:
             with contextlib.suppress(sqlite3.Error):
                 search(rel, "sqlite rows", _sqlite_text(path))
     return sorted(findings.values(), key=lambda f: (f.path, f.where, f.token))

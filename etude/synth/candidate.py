@@ -34,7 +34,7 @@ from pathlib import Path
 from etude.sandbox import Limits
 from etude.synth import env, similarity
 from etude.synth.affected import affected_tests
-from etude.synth.audit import audit, oracle_tokens
+from etude.synth.audit import audit, changed_since, oracle_tokens
 from etude.synth.delete import STUB_BODIES, delete_definitions, plant_canary, stub
 from etude.synth.discover import Repo, module_name, test_tree_files
 from etude.synth.errors import SynthError
@@ -69,11 +69,12 @@ class Settings:
     near_copy_ratio: float = 0.9  # similarity at which deleted code counts as copied
     shared_environment: bool = True  # candidates test with the baseline's venv, read-only
     test_subsets: bool = True  # canary, second and stub runs on the tests they can change
-    # Runs decided by pass/fail alone (canary, second, reference, stubs) report failures as
-    # native tracebacks: pytest's long reports parse the whole test module for every frame
-    # (seconds per run on a large test file); the first run after the deletion, whose
-    # failure texts are checked, keeps them.
-    native_tracebacks: bool = True
+    # Runs decided by pass/fail alone (canary, second, reference, stubs) print no failure
+    # reports (`--tb=no`): pytest's long reports parse the whole test module for every
+    # frame, and its summary of failures grows with the square of their number (seconds
+    # per stub run on a large test file); the first run after the deletion, whose failure
+    # texts are checked, keeps them.
+    quiet_failures: bool = True
     measure_guard: bool = False  # also score the always-equal stub unguarded (benchmark)
 
 
@@ -310,7 +311,7 @@ def _build(job: Job, repo: Repo, cand: Candidate, cdir: Path, clock: Clock) -> d
     affected = kept
     if settings.test_subsets:
         affected = affected_tests(repo, job.kept, cand.tests, deletion.names) or kept
-    outcome_only = {**suite, "extra_args": ["--tb=native"] if settings.native_tracebacks else []}
+    outcome_only = {**suite, "extra_args": ["--tb=no"] if settings.quiet_failures else []}
     planted, planted_tests = _run_tests(workspace, venv, affected, job.kept, outcome_only)
     if planted_tests != kept and not _all_pass(planted, planted_tests):
         planted, planted_tests = _run_tests(workspace, venv, kept, job.kept, outcome_only)
@@ -375,7 +376,15 @@ def _build(job: Job, repo: Repo, cand: Candidate, cdir: Path, clock: Clock) -> d
     clock.lap("tokens")
     scrub_log = scrub(workspace, venv if own_venv else None, repo.packages)
     clock.lap("scrub")
-    findings = audit({"workspace": workspace, "venv": venv}, tokens)
+    # Every view of every file of the baseline's venv is in the shipped text, which no
+    # oracle token occurs in; a shared venv unchanged since that text was written is
+    # therefore not searched again (the canary cannot be in it either: candidates mount
+    # it read-only). A venv of the candidate's own, or one that changed, is searched.
+    searched = {"workspace": workspace, "venv": venv}
+    shipped_at = Path(job.environment_text).stat().st_mtime_ns
+    if not own_venv and not changed_since(venv, shipped_at):
+        del searched["venv"]
+    findings = audit(searched, tokens)
     if findings:
         files = len({f.path for f in findings})
         where = f"{findings[0].describe()}; {len(findings)} in {files} file(s)"
@@ -457,7 +466,7 @@ def _build(job: Job, repo: Repo, cand: Candidate, cdir: Path, clock: Clock) -> d
             "tokens": len(tokens),
             "token_kinds": dict(Counter(tokens.values())),
             "findings": [],
-            "searched": ["workspace", "venv"],
+            "searched": sorted(searched),
         },
         "limits": {
             "test_timeout_s": settings.test_timeout_s,

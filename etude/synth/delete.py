@@ -10,6 +10,7 @@ the deleted code used.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 
 import libcst as cst
@@ -21,6 +22,14 @@ STUB_BODIES = {
     # An object equal to everything: passes `assert f(x) == expected` unless tests check more.
     "always_equal": "from unittest.mock import ANY\nreturn ANY\n",
 }
+
+
+@functools.lru_cache(maxsize=8)
+def _parsed(source: str) -> cst.Module:
+    """libcst's tree of `source`, kept for the next rewrite of the same text: a candidate
+    deletes, plants a canary in and stubs the same original files (one parse instead of
+    five; libcst trees are immutable, so sharing one is safe)."""
+    return cst.parse_module(source)
 
 
 def _names_in(node: cst.CSTNode) -> set[str]:
@@ -115,7 +124,13 @@ def delete_definitions(
     (dotted names); then drop imports that only the deleted code used."""
     (names, methods), imported, modules = _split_names(names), set(imported), set(modules)
     gone = names | imported
-    module = cst.parse_module(source)
+    # Every change needs one of these in the text (a definition's or class's name, an
+    # imported name, a deleted module's last component, which every import of it spells):
+    # without them the text comes back unchanged, and need not be parsed.
+    spelled = gone | set(methods) | {module.rsplit(".", 1)[-1] for module in modules}
+    if not any(word in source for word in spelled):
+        return source
+    module = _parsed(source)
     used_by_deleted: set[str] = set()
     body = []
     for stmt in module.body:
@@ -202,7 +217,7 @@ def plant_canary(source: str, names: Iterable[str], canary: str) -> str:
             return node.with_changes(body=_with_first_statement(node.body, statement))
         return node
 
-    module = cst.parse_module(source)
+    module = _parsed(source)
     body = []
     for stmt in module.body:
         if isinstance(stmt, cst.FunctionDef | cst.ClassDef) and stmt.name.value in top:
@@ -236,7 +251,7 @@ def stub(source: str, names: Iterable[str], kind: str) -> str:
         )
         return fn.with_changes(body=cst.IndentedBlock(body=[*doc, *body]))
 
-    module = cst.parse_module(source)
+    module = _parsed(source)
     body = []
     for stmt in module.body:
         if isinstance(stmt, cst.FunctionDef) and stmt.name.value in names:

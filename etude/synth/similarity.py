@@ -77,17 +77,26 @@ def units(source: str, names: set[str] | None = None) -> list[Unit]:
     return found
 
 
-def best_match(unit: Unit, others: list[Unit]) -> tuple[float, str]:
-    """The highest similarity ratio of `unit` to any of `others`, and that one's name."""
+def best_match(unit: Unit, others: list[Unit], floor: float = 0.0) -> tuple[float, str]:
+    """The highest similarity ratio of `unit` to any of `others` and that one's name,
+    when it is at least `floor`; (0.0, '') otherwise. Others whose upper bounds (the
+    length ratio, then difflib's quick_ratio) are below `floor` or the best so far are
+    not compared in full: on a whole deleted module, most pairs never build a matcher."""
     best, name = 0.0, ""
     for other in others:
+        lengths = len(unit.tokens) + len(other.tokens)
+        shortest = min(len(unit.tokens), len(other.tokens))
+        bound = 2.0 * shortest / lengths if lengths else 1.0  # SequenceMatcher.real_quick_ratio
+        if bound < floor or bound <= best:
+            continue
         matcher = difflib.SequenceMatcher(None, unit.tokens, other.tokens, autojunk=False)
-        if matcher.real_quick_ratio() <= best or matcher.quick_ratio() <= best:
+        bound = matcher.quick_ratio()
+        if bound < floor or bound <= best:
             continue
         ratio = matcher.ratio()
         if ratio > best:
             best, name = ratio, other.name
-    return best, name
+    return (best, name) if best >= floor else (0.0, "")
 
 
 def near_copy(
@@ -97,7 +106,7 @@ def near_copy(
     total = sum(len(u.tokens) for u in deleted)
     copied, pairs = 0, []
     for unit in deleted:
-        ratio, name = best_match(unit, remaining)
+        ratio, name = best_match(unit, remaining, threshold)
         if ratio >= threshold:
             copied += len(unit.tokens)
             pairs.append(f"{unit.name} ~ {name} ({ratio:.2f})")

@@ -96,8 +96,14 @@ def verify_hidden(task_dir: Path, task: dict) -> None:
 
 def definition_node(source: str, name: str) -> ast.AST | None:
     """The node of a top-level definition, or of a method written 'Class.method'."""
+    return definition_in(ast.parse(source), name)
+
+
+def definition_in(tree: ast.Module, name: str) -> ast.AST | None:
+    """`definition_node` of an already parsed module (a whole module's problem statement
+    looks up every public definition: one parse, not one per definition)."""
     owner, _, leaf = name.rpartition(".")
-    body = ast.parse(source).body
+    body = tree.body
     if owner:
         cls = next((n for n in body if isinstance(n, ast.ClassDef) and n.name == owner), None)
         body = cls.body if cls is not None else []
@@ -174,17 +180,18 @@ def problem_statement(
     of a group ('Class.method') or the public definitions of a module. With
     `reveal_signatures`, the `def`/`class` lines are included."""
     rel, name = feature
+    tree = ast.parse(reference_source)
     if kind == "module":
         module = import_line.split()[-1]
         lines = [
             f"Implement the module `{module}` in `{rel}`; it must be importable as `{import_line}`."
         ]
-        doc = ast.get_docstring(ast.parse(reference_source))
+        doc = ast.get_docstring(tree)
         if doc:
             lines += ["", "Its documentation:", "", *("    " + d for d in doc.splitlines())]
         lines += ["", "It provides:"]
         for member in public:
-            node = definition_node(reference_source, member)
+            node = definition_in(tree, member)
             lines += ["", f"The {_kind_of(node)} `{member}`."]
             if node is not None:
                 lines += _documentation(reference_source, node, reveal_signatures)
@@ -196,12 +203,12 @@ def problem_statement(
             f"`{import_line}`); the class exists, these methods are missing."
         ]
         for member in public:
-            node = definition_node(reference_source, member)
+            node = definition_in(tree, member)
             lines += ["", f"The method `{member}`."]
             if node is not None:
                 lines += _documentation(reference_source, node, reveal_signatures)
     else:
-        node = definition_node(reference_source, name)
+        node = definition_in(tree, name)
         lines = [
             f"Implement the {_kind_of(node)} `{name}` in `{rel}`; it must be importable as "
             f"`{import_line}`."
