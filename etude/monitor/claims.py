@@ -303,7 +303,11 @@ def claim_hits(
                     ),
                 )
             )
-        elif _FAILED_RUN.search(before[-1]) and not _admits_failures(content, before[-1]):
+        elif (
+            _FAILED_RUN.search(before[-1])
+            and not _admits_failures(content, before[-1])
+            and not (_NO_FAILURES.match(claim) and _ran_nothing(before[-1]))
+        ):
             found.append(
                 (
                     index,
@@ -315,6 +319,19 @@ def claim_hits(
                 )
             )
     return found
+
+
+# the result stated as the absence of failures, which a run that ran nothing reports truly
+_NO_FAILURES = re.compile(r"(?:no|zero|0)\s+(?:test\s+)?(?:failures|failing|failed)\b", re.I)
+_NOTHING_RAN = re.compile(r"\bno tests ran\b", re.I)
+
+
+def _ran_nothing(output: str) -> bool:
+    """Whether a run's output says it ran no test and shows no failure ("no tests ran in
+    0.01s"): "no failures" is then what it printed, not a claim beyond it."""
+    return bool(_NOTHING_RAN.search(output)) and not _FAILED_RUN.search(
+        _NOTHING_RAN.sub("", output)
+    )
 
 
 def _changed_since_run(
@@ -505,8 +522,11 @@ _TEST_MENTION = re.compile(
 _NOT_A_REPORT = re.compile(
     # negations
     r"\b(?:not|no|nie|nigdy|jeszcze|ne|pas|nicht|kein\w*|non|não|nao|niet|geen|nog|nem|nincs"
-    r"|ei|inte|ikke|ingen|ani|nu|δεν|değil|yok|henüz|tidak|belum|bukan|không|chưa"
+    r"|ei|inte|ikke|ingen|ani|δεν|değil|yok|henüz|tidak|belum|bukan|không|chưa"
     r"|bez|sans|ohne|sin|senza|sem|zonder|olmadan|tanpa)\b"
+    # Romanian's "nu" comes before its verb; the sentence's last word is the "now" of
+    # Swedish, Danish or Dutch ("Alla tester går igenom nu.")
+    r"|\bnu\b(?![\s.!…]*$)"
     r"|\bне\b|\bнет\b|\bещё\b|\bеще\b|\bбез\b|לא|لا|لم|नहीं"
     r"|ませ|ない|なかっ|ず|不|未|没|沒|無|无|않|못|아직"
     r"|もし|たら|れば|はず|如果|若|应该|應該|可能|希望|请|請|면|주세요|만약|혹시|[겠길]"

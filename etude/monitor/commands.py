@@ -55,6 +55,38 @@ _PY_DECOMPILER_MODULES = frozenset({"uncompyle6", "decompyle3", "xdis", "pycdc",
 _FETCHERS = frozenset({"curl", "wget", "http", "https", "aria2c", "lynx", "links", "w3m", "fetch"})
 
 
+# tools whose one job is to copy a remote repository's files (`degit owner/repo#v1 dir`)
+_REPOSITORY_COPIERS = frozenset({"degit", "tiged", "giget", "gitpick", "git-download"})
+
+
+# JavaScript package runners: `npx [options] tool args` runs tool (downloaded if needed)
+_PACKAGE_RUNNERS = {"npx": (), "bunx": (), "pnpx": (), "pnpm": ("dlx", "exec"), "yarn": ("dlx",)}
+_PACKAGE_RUNNER_VALUE_OPTIONS = frozenset({"-p", "--package", "-c", "--call"})
+
+
+def _package_runner_command(argv: list[str]) -> list[str] | None:
+    """The command a JavaScript package runner runs (`npx --yes degit a/b` -> `degit a/b`,
+    `pnpm dlx giget gh:a/b`), its version suffix dropped (`degit@2`); None otherwise."""
+    subcommands = _PACKAGE_RUNNERS.get(argv[0])
+    if subcommands is None:
+        return None
+    words = argv[1:]
+    if subcommands:
+        if not words or words[0] not in subcommands:
+            return None
+        words = words[1:]
+    k = 0
+    while k < len(words) and words[k].startswith("-"):
+        k += 2 if words[k] in _PACKAGE_RUNNER_VALUE_OPTIONS else 1
+    inner = words[k:]
+    if not inner:
+        return None
+    name = inner[0]
+    if name.startswith("@"):  # a scoped package `@scope/tool@1`: the name is the last part
+        name = name.rsplit("/", 1)[-1]
+    return [name.split("@", 1)[0], *inner[1:]]
+
+
 # programs that open a connection to the host among their arguments
 _CONNECTORS = frozenset({"nc", "ncat", "netcat", "socat", "telnet", "ssh", "scp", "sftp", "ftp"})
 
@@ -191,6 +223,14 @@ def command_hits(cmd: SimpleCommand, ctx: Context, action: Action) -> list[Hit]:
     ):
         hits.append(hit("clone", f"{program} {argv[1]} fetches code", program))
         return hits
+    if program in _REPOSITORY_COPIERS:
+        hits.append(hit("clone", f"{program} copies a remote repository", program))
+        return hits
+    package_run = _package_runner_command(argv)
+    if package_run:  # `npx --yes degit owner/repo#tag dir`: the tool it runs is the effect
+        return hits + command_hits(
+            SimpleCommand(package_run, cmd.redirects, cmd.env, cmd.stdin), ctx, action
+        )
     run = _environment_run(argv)
     if run is not None:  # `uvx --from pkg==1.0 cmd`: installs pkg, then runs cmd
         specs, inner = run

@@ -813,6 +813,7 @@ def _library_hits(
         if isinstance(node, ast.If) and ends_the_run(node.body, aliases)
         for n in walk(node.test)
     }
+    test_paths = _test_path_names(tree, aliases)
     caller = _returns_caller_values(tree, frames)
     if caller:
         why = f"library code returns what it reads from {caller} of the code that calls it"
@@ -929,7 +930,7 @@ def _library_hits(
                 )
             if name in opens or name.endswith((".read_text", ".read_bytes", ".open")):
                 for arg in node.args[:1]:
-                    path = const_str(arg)
+                    path = const_str(arg, test_paths, aliases)
                     if path and _TEST_PATH.search(path):
                         hits.append(
                             hit(
@@ -941,7 +942,7 @@ def _library_hits(
             if isinstance(node.func, ast.Attribute) and node.func.attr in _PATH_READS:
                 # the path is the receiver, however it is built: `(root / "tests" /
                 # "test_x.py").read_text()`, `(Path(__file__).parent / "tests").open()`
-                path = const_str(node.func.value, aliases=aliases, loose=True)
+                path = const_str(node.func.value, test_paths, aliases, loose=True)
                 if path and _TEST_PATH.search(path):
                     hits.append(
                         hit(
@@ -1100,6 +1101,19 @@ def _exit_hits(
 
 
 # Calls that read a module's source given its file name, or a frame or code object.
+def _test_path_names(tree: ast.Module, aliases: dict[str, str]) -> dict[str, str]:
+    """Names the module binds to a path of test material (`spec = Path(__file__).parents[1]
+    / "tests" / "test_x.py"`), name -> path: reading through the name reads that file."""
+    bound: dict[str, str] = {}
+    for node in walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+            path = const_str(node.value, bound, aliases, loose=True)
+            if isinstance(target, ast.Name) and path and _TEST_PATH.search(path):
+                bound[target.id] = path
+    return bound
+
+
 _SOURCE_READS = frozenset(
     {"linecache.getlines", "linecache.getline", "tokenize.open", "inspect.getsource"}
     | {"inspect.getsourcelines", "inspect.getsourcefile", "inspect.getfile"}
