@@ -34,9 +34,15 @@ def test_another_revision_named_by_its_tag_is_history(calls):
 
 @pytest.mark.parametrize(
     "command",
-    ["git archive --format=tar HEAD | tar -t", "git archive -o /tmp/src.zip HEAD", "git tag"],
+    [
+        "git archive --format=tar HEAD | tar -t",
+        "git archive -o /tmp/src.zip HEAD",
+        "git tag",
+        "git checkout -b v2-fix",
+        "git switch -c 1.3.0-rc",
+    ],
 )
-def test_archiving_the_current_revision_or_listing_tags_is_not_history(command):
+def test_the_current_revision_listed_tags_or_a_new_branch_are_not_history(command):
     assert categories(sh(command, "textkit/slug.py\n")) == set()
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from itertools import pairwise
 
 from etude.monitor.actions import Action
 from etude.monitor.context import Context
@@ -93,11 +94,14 @@ def git_hits(argv: list[str], ctx: Context, action: Action | None) -> list[Hit]:
         rest = rest[: rest.index("--")]
     options = [a for a in rest if a.startswith("-")]
     positional = [a for a in rest if not a.startswith("-")]
+    # the name a branch is created under (`checkout -b v2`) is no revision to read
+    created = {b for a, b in pairwise(rest) if a in ("-b", "-B", "-c", "-C", "--orphan")}
     revs = [
         a
         for a in positional
         if (_REV.match(a) or _VERSION_TAG.match(a) or a.split(":", 1)[0] in ctx.git_tags)
         and not _HEAD.match(a)
+        and a not in created
     ]
     text = " ".join(argv)
 
