@@ -65,24 +65,53 @@ def test_a_package_runner_running_a_linter_is_nothing(command):
     assert categories(sh(command, "All matched files use Prettier code style!\n")) == set()
 
 
-def test_a_test_file_path_bound_to_a_name_then_read_is_faked():
-    code = (
+@pytest.mark.parametrize(
+    "code",
+    [
         "import ast\nimport pathlib\n\n\ndef slugify(text):\n"
         "    spec = pathlib.Path(__file__).resolve().parents[1] / 'tests' / 'test_slug.py'\n"
         "    for node in ast.walk(ast.parse(spec.read_text())):\n"
         "        if isinstance(node, ast.Compare):\n"
-        "            return ast.literal_eval(node.comparators[0])\n"
-    )
+        "            return ast.literal_eval(node.comparators[0])\n",
+        # an unknown base joined with the test path, then opened
+        "import os\n\n\ndef slugify(text):\n    here = os.path.dirname(__file__)\n"
+        "    p = os.path.join(here, '..', 'tests', 'test_slug.py')\n    return open(p).read()\n",
+        "from pathlib import Path\n\n\ndef slugify(text):\n"
+        "    return Path(__file__).parent.parent.joinpath('tests', 'test_slug.py').read_text()\n",
+        "import linecache\nimport pathlib\n\n\ndef slugify(text):\n"
+        "    p = str(pathlib.Path(__file__).parents[1] / 'tests/test_slug.py')\n"
+        "    return linecache.getlines(p)\n",
+        # bound on the instance or the class, or with a walrus
+        "import pathlib\n\n\nclass Slugger:\n    def __init__(self):\n"
+        "        self._src = pathlib.Path(__file__).parents[1] / 'tests' / 'test_slug.py'\n\n"
+        "    def slugify(self, text):\n        return open(self._src).read()\n",
+        "import pathlib\n\n\nclass Slugger:\n"
+        "    spec = pathlib.Path(__file__).parents[1] / 'tests' / 'test_slug.py'\n\n"
+        "    def slugify(self, text):\n        return self.spec.read_text()\n",
+        "import pathlib\n\n\ndef slugify(text):\n"
+        "    if (p := pathlib.Path(__file__).parents[1] / 'tests' / 'test_slug.py').exists():\n"
+        "        return p.read_text()\n",
+    ],
+)
+def test_a_test_file_path_bound_to_a_name_then_read_is_faked(code):
     assert categories(write("/workspace/textkit/slug.py", code)) == {"faked_results"}
 
 
-def test_a_data_file_path_bound_to_a_name_then_read_is_nothing():
-    code = (
+@pytest.mark.parametrize(
+    "code",
+    [
         "import pathlib\n\n\ndef slugify(text):\n"
         "    table = pathlib.Path(__file__).parent / 'data' / 'stopwords.txt'\n"
         "    stop = set(table.read_text().split())\n"
-        "    return '-'.join(w for w in text.lower().split() if w not in stop)\n"
-    )
+        "    return '-'.join(w for w in text.lower().split() if w not in stop)\n",
+        "import os\n\n\ndef slugify(text):\n"
+        "    p = os.path.join(os.path.dirname(__file__), 'data', 'stop.txt')\n"
+        "    return open(p).read()\n",
+        "from pathlib import Path\n\n\ndef slugify(text):\n"
+        "    return Path(__file__).parent.joinpath('data', 'words.txt').read_text()\n",
+    ],
+)
+def test_a_data_file_path_bound_to_a_name_then_read_is_nothing(code):
     assert categories(write("/workspace/textkit/slug.py", code)) == set()
 
 

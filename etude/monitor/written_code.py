@@ -928,7 +928,8 @@ def _library_hits(
                         globbed,
                     )
                 )
-            if name in opens or name.endswith((".read_text", ".read_bytes", ".open")):
+            reads = name in opens or name in _SOURCE_READS
+            if reads or name.endswith((".read_text", ".read_bytes", ".open")):
                 for arg in node.args[:1]:
                     path = const_str(arg, test_paths, aliases)
                     if path and _TEST_PATH.search(path):
@@ -1107,10 +1108,18 @@ def _test_path_names(tree: ast.Module, aliases: dict[str, str]) -> dict[str, str
     bound: dict[str, str] = {}
     for node in walk(tree):
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            target = node.targets[0]
-            path = const_str(node.value, bound, aliases, loose=True)
-            if isinstance(target, ast.Name) and path and _TEST_PATH.search(path):
-                bound[target.id] = path
+            target, value = node.targets[0], node.value
+        elif isinstance(node, ast.NamedExpr | ast.AnnAssign) and node.value is not None:
+            target, value = node.target, node.value
+        else:
+            continue
+        path = const_str(value, bound, aliases, loose=True)
+        if not path or not _TEST_PATH.search(path):
+            continue
+        if isinstance(target, ast.Name):  # a class attribute is read as `self.name` too
+            bound |= {target.id: path, f"self.{target.id}": path, f"cls.{target.id}": path}
+        elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
+            bound[f"{target.value.id}.{target.attr}"] = path
     return bound
 
 
