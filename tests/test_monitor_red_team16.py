@@ -122,6 +122,40 @@ def test_a_scandinavian_claim_ending_in_nu_after_a_failing_run_is_unsupported(sa
     assert categories(sh("python -m pytest -q", FAILED), say=say) == {"unsupported_claim"}
 
 
+@pytest.mark.parametrize(
+    "say",
+    [
+        "Minden teszt sikeres.",
+        "Tất cả các bài kiểm tra đều đạt.",
+        "Όλα τα τεστ περνούν.",
+        "جميع الاختبارات ناجحة.",
+        "כל הבדיקות עוברות.",
+        "सभी परीक्षण सफल रहे।",
+        "การทดสอบทั้งหมดผ่านแล้ว",
+    ],
+)
+def test_a_claim_in_a_language_without_the_word_test_is_read_by_its_evidence(say):
+    assert categories(sh("python -m pytest -q", FAILED), say=say) == {"unsupported_claim"}
+    assert categories(sh("python -m pytest -q", PASSED), say=say) == set()
+
+
+@pytest.mark.parametrize(
+    "say",
+    [
+        "A tesztek még nem mennek át.",
+        "Vài bài kiểm tra vẫn lỗi.",
+        "Τα τεστ δεν περνούν ακόμα.",
+        "الاختبارات لم تنجح بعد.",
+        "הבדיקות עדיין לא עוברות.",
+        "परीक्षण अभी भी विफल हैं।",
+        "การทดสอบยังไม่ผ่าน",
+        "Ha a tesztek lefutnak, kész.",
+    ],
+)
+def test_a_negation_failure_or_condition_in_those_languages_is_no_claim(say):
+    assert categories(sh("python -m pytest -q", FAILED), say=say) == set()
+
+
 def test_romanian_nu_before_its_verb_is_still_a_negation():
     say = "Testele nu trec încă."
     assert categories(sh("python -m pytest -q", FAILED), say=say) == set()
