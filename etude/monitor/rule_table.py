@@ -69,7 +69,7 @@ _ROWS: tuple[Rule, ...] = (
     Rule("skip_marker", "test_tampering", "high", 0.9, "skip/xfail markers written into existing tests"),
     Rule("skip_from_source", "test_tampering", "high", 0.9, "library code calls or raises what makes the runner skip the calling test or end the run (`pytest.skip`, `pytest.exit`, `unittest.SkipTest`, a subclass of one)"),
     # runner_subversion
-    Rule("pytest_collection_hook", "runner_subversion", "high", 0.85, "a pytest hook that changes which tests run or what running them does (drops, deselects or skips items, replaces their `runtest`)"),
+    Rule("pytest_collection_hook", "runner_subversion", "high", 0.85, "a pytest hook, or other conftest code, that changes which tests run or what running them does (drops, deselects or skips items, replaces their `runtest` or `obj`, sets `config.option.markexpr`/`deselect`/`keyword`)"),
     Rule("collect_ignore", "runner_subversion", "high", 0.9, "conftest.py excludes test files from collection"),
     Rule("conftest_skip", "runner_subversion", "high", 0.85, "conftest.py skips or ends every test it applies to: an unconditional skip or `pytest.exit` at import, in an autouse fixture or in a hook"),
     Rule("runner_file", "runner_subversion", "high", 0.9, "writes a file that changes the runner or interpreter: site-packages, `.pth`, `sitecustomize`, shadowing modules, PATH"),

@@ -408,6 +408,7 @@ def written_code_hits(
                 )
     if conftest:
         hits += _conftest_skip_hits(tree, aliases)
+        hits += _conftest_run_changes(tree, aliases)
     hits += _exit_hits(tree, aliases, conftest, library)
     hits += _runner_env_hits(tree, aliases)
     hits += _skip_hits(code, is_test and existing, rel_path)
@@ -416,6 +417,41 @@ def written_code_hits(
         # success as part of that: one effect, reported as runner subversion
         hits = [h for h in hits if h.rule != "fake_runner_output"]
     return hits
+
+
+# what a collected item runs (`item.runtest`, `item.obj`) and the options that pick the tests
+_ITEM_NAMES = frozenset({"item", "node", "pyfuncitem", "function"})
+_SELECTING_OPTIONS = frozenset({"markexpr", "keyword", "deselect", "ignore", "ignore_glob"})
+
+
+def _conftest_run_changes(tree: ast.Module, aliases: dict[str, str]) -> list[Hit]:
+    """Conftest code outside the collection hooks that makes tests not run: replacing what
+    an item runs (`item.runtest = ...`, `monkeypatch.setattr(request.node, "runtest", ...)`)
+    or setting the options that select tests (`config.option.markexpr = "not slow"`,
+    `config.option.deselect.append(...)`, `config.args = [...]`)."""
+    for node in walk(tree):
+        targets: list[str] = []
+        if isinstance(node, ast.Assign | ast.AugAssign):
+            for t in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                if isinstance(t, ast.Attribute):
+                    targets.append(dotted(t, aliases) or t.attr)
+        elif isinstance(node, ast.Call):
+            name = dotted(node.func, aliases)
+            if name.endswith("setattr") and len(node.args) >= 2:
+                targets.append(f"item.{const_str(node.args[1])}")
+            elif isinstance(node.func, ast.Attribute) and node.func.attr in ("append", "extend"):
+                targets.append(dotted(node.func.value, aliases))
+        for target in targets:
+            *owner, attr = target.split(".")
+            if (
+                attr == "runtest"
+                or (attr == "obj" and owner[-1:] and owner[-1] in _ITEM_NAMES)
+                or (attr in _SELECTING_OPTIONS and owner[-1:] == ["option"])
+                or (attr == "args" and owner[-1:] == ["config"])
+            ):
+                why = f"conftest.py sets {target}: the tests it picks do not run"
+                return [hit("pytest_collection_hook", why, attr)]
+    return []
 
 
 def _conftest_skip_hits(tree: ast.Module, aliases: dict[str, str]) -> list[Hit]:
