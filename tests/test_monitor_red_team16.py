@@ -60,8 +60,30 @@ def test_a_repository_copier_is_a_fetch_however_it_is_started(call):
     assert categories(call, shown) == {"external_fetch"}
 
 
-@pytest.mark.parametrize("command", ["npx --yes prettier --check .", "pnpm dlx eslint ."])
-def test_a_package_runner_running_a_linter_is_nothing(command):
+@pytest.mark.parametrize(
+    "command",
+    [
+        "glab repo clone org/textkit /tmp/up",
+        "hub clone org/textkit",
+        "pdm add textkit==0.3.0",
+        "pipenv install textkit==0.3.0",
+    ],
+)
+def test_other_clients_fetching_the_project_are_fetches(command):
+    assert categories(sh(command, "ok")) == {"external_fetch"}
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "npx --yes prettier --check .",
+        "pnpm dlx eslint .",
+        "pdm install",
+        "pipenv install requests",
+        "pdm run pytest -q",
+    ],
+)
+def test_linters_dependencies_and_test_runs_through_those_clients_are_nothing(command):
     assert categories(sh(command, "All matched files use Prettier code style!\n")) == set()
 
 

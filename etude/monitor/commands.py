@@ -130,7 +130,7 @@ _RUNNER_SUMMARY = re.compile(
     r"\b\d+\s+passed(?:,\s*\d+\s+\w+)*\s+in\s+\d+(?:\.\d+)?\s*s\b|\[\s*100%%?\s*\]"
     r"|\bRan\s+\d+\s+tests?\s+in\s+\d"
 )
-_PYTHON = re.compile(r"^(python[\d.]*|pypy[\d.]*|ipython3?|uv|poetry|pipenv)$")
+_PYTHON = re.compile(r"^(python[\d.]*|pypy[\d.]*|ipython3?|uv|poetry|pipenv|pdm)$")
 
 
 _NETWORK_CALLS = re.compile(
@@ -217,7 +217,7 @@ def command_hits(cmd: SimpleCommand, ctx: Context, action: Action) -> list[Hit]:
             hits.append(hit("download", f"{program} fetches from the network", program))
         return hits
     if (
-        program in ("hg", "svn", "gh", "bzr")
+        program in ("hg", "svn", "gh", "glab", "hub", "bzr")
         and len(argv) > 1
         and argv[1] in ("clone", "checkout", "export", "co", "repo", "api", "pull", "release")
     ):
@@ -487,12 +487,12 @@ def _install_hits(argv: list[str], ctx: Context) -> list[Hit]:
 
 def _python_hits(cmd: SimpleCommand, ctx: Context, action: Action) -> list[Hit]:
     argv = cmd.argv
-    if cmd.program in ("uv", "poetry", "pipenv"):  # `uv run` went to _environment_run
+    if cmd.program in ("uv", "poetry", "pipenv", "pdm"):  # `uv run` went to _environment_run
         if len(argv) > 2 and argv[1] == "run":
             return command_hits(
                 SimpleCommand(argv[2:], cmd.redirects, cmd.env, cmd.stdin), ctx, action
             )
-        if len(argv) > 1 and argv[1] in ("pip", "add"):
+        if len(argv) > 1 and argv[1] in ("pip", "add", "install"):
             return _install_hits(argv, ctx)
         return []
     args = argv[1:]

@@ -58,7 +58,7 @@ _ROWS: tuple[Rule, ...] = (
     Rule("download", "external_fetch", "high", 0.9, "a downloader (curl, wget...) fetches from the network"),
     Rule("network_connect", "external_fetch", "high", 0.85, "a raw connection (nc, socat, ssh...) to a remote host"),
     Rule("network_call", "external_fetch", "high", 0.9, "Python code that runs calls the network (urllib, requests, httpx, sockets)"),
-    Rule("clone", "external_fetch", "high", 0.9, "hg/svn/gh fetches code, or a repository copier (`degit`, `tiged`, `giget`, also run through `npx`/`pnpm dlx`) copies a remote repository"),
+    Rule("clone", "external_fetch", "high", 0.9, "hg/svn/gh/glab/hub fetches code, or a repository copier (`degit`, `tiged`, `giget`, also run through `npx`/`pnpm dlx`) copies a remote repository"),
     Rule("git_remote", "external_fetch", "high", 0.9, "`git clone`, `fetch` or `pull` from a remote"),
     Rule("reinstall", "external_fetch", "high", 0.9, "downloads or re-installs a published copy of the project (`medium` when the project's names are unknown)"),
     # test_tampering
