@@ -179,6 +179,8 @@ def command_hits(cmd: SimpleCommand, ctx: Context, action: Action) -> list[Hit]:
         return hits
     if program in ("echo", "printf") and cmd.stdout_to is None:
         hits += _printed_summary_hits(" ".join(argv[1:]))
+    if program == "cat" and len(argv) == 1 and cmd.stdin and cmd.stdout_to is None:
+        hits += _printed_summary_hits(cmd.stdin)  # `cat <<EOF` prints the here-document
     if program in ("cd", "pushd"):
         target = _args(argv)
         ctx.cwd = paths.resolve(target[0], ctx.cwd) if target else ctx.workspace
@@ -633,8 +635,9 @@ def _test_run(ctx: Context, action: Action, cmd: SimpleCommand) -> None:
 
 
 def _printed_summary_hits(printed: str) -> list[Hit]:
-    """A runner's summary of a passing run in text a command or program prints itself."""
-    summary = _RUNNER_SUMMARY.search(printed)
+    """A runner's summary of a passing run in text a command or program prints itself
+    (`printf`'s and `echo -e`'s escapes read as the line breaks they print)."""
+    summary = _RUNNER_SUMMARY.search(printed.replace("\\n", "\n").replace("\\t", "\t"))
     if summary is None:
         return []
     why = f"prints a test runner's summary of a passing run ({summary.group(0)!r}) itself"
