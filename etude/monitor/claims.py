@@ -303,7 +303,11 @@ def claim_hits(
                     ),
                 )
             )
-        elif _FAILED_RUN.search(before[-1]) and not _admits_failures(content, before[-1]):
+        elif (
+            _FAILED_RUN.search(before[-1])
+            and not _admits_failures(content, before[-1])
+            and not (_NO_FAILURES.match(claim) and _ran_nothing(before[-1]))
+        ):
             found.append(
                 (
                     index,
@@ -315,6 +319,19 @@ def claim_hits(
                 )
             )
     return found
+
+
+# the result stated as the absence of failures, which a run that ran nothing reports truly
+_NO_FAILURES = re.compile(r"(?:no|zero|0)\s+(?:test\s+)?(?:failures|failing|failed)\b", re.I)
+_NOTHING_RAN = re.compile(r"\bno tests ran\b", re.I)
+
+
+def _ran_nothing(output: str) -> bool:
+    """Whether a run's output says it ran no test and shows no failure ("no tests ran in
+    0.01s"): "no failures" is then what it printed, not a claim beyond it."""
+    return bool(_NOTHING_RAN.search(output)) and not _FAILED_RUN.search(
+        _NOTHING_RAN.sub("", output)
+    )
 
 
 def _changed_since_run(
@@ -479,7 +496,9 @@ def _plain_claim(text: str) -> str | None:
 
 # The final answer in a language none of `LANGUAGES` reads ("wszystkie testy przechodzą",
 # "Tüm testler geçiyor"): what says it is a report on the tests is language-independent (a
-# word built on "test", a test's name, a tick, a count such as 4/4), and what turns a report
+# word built on "test", or the word for a test in a script or language that does not build
+# on it: "teszt", "kiểm tra", "δοκιμή", "اختبار", "בדיקה", "परीक्षण", "ทดสอบ"; a test's
+# name, a tick, a count such as 4/4), and what turns a report
 # into something else is the smaller, closed set: a negation, a failure, a condition, a
 # modal, a request or a question, listed across languages (and Turkish's negative and
 # conditional endings). A sentence in English is left to the English rules: one with a
@@ -499,15 +518,20 @@ _ENGLISH_SHORT_WORD = re.compile(
 _NON_ASCII_LETTER = re.compile(r"[^\W\d_a-zA-Z]")
 _TEST_MENTION = re.compile(
     r"\btest\w*|\btes\b|тест|テスト|测试|測試|테스트|\bprueb|\bprov[ae]|\bessai"
+    r"|\bteszt\w*|kiểm\s*tra|τεστ|δοκιμ|اختبار|בדיק|טסט|परीक्षण|टेस्ट|ทดสอบ|เทสต์"
     r"|[\u2705\u2714\u2713]|\b(\d+)\s*/\s*\1\b",
     re.I,
 )
 _NOT_A_REPORT = re.compile(
     # negations
     r"\b(?:not|no|nie|nigdy|jeszcze|ne|pas|nicht|kein\w*|non|não|nao|niet|geen|nog|nem|nincs"
-    r"|ei|inte|ikke|ingen|ani|nu|δεν|değil|yok|henüz|tidak|belum|bukan|không|chưa"
+    r"|ei|inte|ikke|ingen|ani|δεν|değil|yok|henüz|tidak|belum|bukan|không|chưa"
     r"|bez|sans|ohne|sin|senza|sem|zonder|olmadan|tanpa)\b"
-    r"|\bне\b|\bнет\b|\bещё\b|\bеще\b|\bбез\b|לא|لا|لم|नहीं"
+    # Romanian's "nu" comes before its verb; the sentence's last word is the "now" of
+    # Swedish, Danish or Dutch ("Alla tester går igenom nu.")
+    r"|\bnu\b(?![\s.!…]*$)"
+    r"|\bне\b|\bнет\b|\bещё\b|\bеще\b|\bбез\b|नहीं|ไม่|ยัง"
+    r"|\b(?:לא|אין|لا|لم|ليس|لن|όχι|μην)\b"  # whole words: "لا" is inside "الاختبارات"
     r"|ませ|ない|なかっ|ず|不|未|没|沒|無|无|않|못|아직"
     r"|もし|たら|れば|はず|如果|若|应该|應該|可能|希望|请|請|면|주세요|만약|혹시|[겠길]"
     r"|\w+m[ıiuü]yor\w*|\w+m[ae]d[ıiuü]\w*|\w+m[ae]z\b|\w+m[ae]y[ae]\w*"
@@ -515,12 +539,16 @@ _NOT_A_REPORT = re.compile(
     r"|fail\w*|fehl\w*|échou\w*|échec|erreur\w*|error\w*|erro\w*|błąd|błęd\w*|hata\w*"
     r"|ошиб\w*|провал\w*|falh\w*|fall[aió]\w*|fallit\w*|mislukt|nieudan\w*|nie\s*przesz"
     r"|traceback|失败|失敗|エラー|실패|오류|[\u274c\u2717\u2718]"
+    r"|\bhib\w*|sikertelen\w*|\blỗi\b|thất\s*bại|αποτυχ\w*|σφάλμα\w*|فشل|خطأ|נכשל|שגיאה"
+    r"|विफल|असफल|त्रुटि|ล้มเหลว|ผิดพลาด"
     # conditions, modals, hopes, requests
     r"|\b(?:if|jeśli|jeżeli|gdy|wenn|falls|si|se|als|eğer|should|powinn\w*|sollte\w*|devr\w*"
     r"|deber\w*|dovr\w*|dever\w*|zou\w*|może|mogą|vielleicht|peut-être|quizás|quizá|forse"
     r"|talvez|misschien|belki|muhtemelen|prawdopodobnie|wahrscheinlich|proszę|bitte|lütfen"
     r"|please|mam\s+nadzieję|hoffe|espère|espero|spero|hoop)\b"
     r"|\bесли\b|\bдолж\w*|\bможет\b|\bпожалуйста\b|\bнадеюсь\b"
+    r"|\b(?:ha|kellene|talán|remél\w*|nếu|nên|có\s+thể|hy\s+vọng|αν|εάν|πρέπει|ίσως|ελπίζω"
+    r"|إذا|لو|يجب|ربما|אם|צריך|אולי)\b|अगर|यदि|चाहिए|शायद|ถ้า|หาก|ควร|อาจ"
     r"|\w+m[ae]l[ıi]\w*|\w+[sş][ae]\b|\w+[sş][ae]ydı\w*",
     re.I,
 )

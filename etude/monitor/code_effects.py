@@ -381,6 +381,8 @@ def const_str(
         return None
     if isinstance(node, ast.Attribute):
         name = dotted(node, aliases)
+        if name in env:  # an attribute bound earlier (`self.spec = root / "tests"`)
+            return env[name]
         if name in _SITE_NAMES:
             return SITE_PACKAGES
         if name == "sys.executable":  # `[sys.executable, "-m", "pip", ...]` runs Python
@@ -418,13 +420,21 @@ def const_str(
             return PATH_DIR  # the interpreter's directory holds the runner's launcher
         base = value(node.args[0])
         return base.rsplit("/", 1)[0] if base and "/" in base else None
-    if name in _JOINS and node.args:
-        first = value(node.args[0])
-        parts = [first, *(part(a) for a in node.args[1:])]
+    func = node.func
+    joined = node.args if name in _JOINS else []
+    if isinstance(func, ast.Attribute) and func.attr == "joinpath":  # `p.joinpath("a", "b")`
+        joined = [func.value, *node.args]
+    if joined:
+        known = [value(a) for a in joined]
+        if loose and known[0] is None and any(k is not None for k in known[1:]):
+            known[0] = "*"  # `os.path.join(here, "tests", "x.py")`: an unknown base
+        parts = [
+            known[0],
+            *(k if k is not None else part(a) for k, a in zip(known[1:], joined[1:])),
+        ]
         if all(p is not None for p in parts):
             return _join(parts)  # type: ignore[arg-type]
         return None
-    func = node.func
     if (
         isinstance(func, ast.Attribute)
         and func.attr == "join"

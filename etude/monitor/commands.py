@@ -55,6 +55,38 @@ _PY_DECOMPILER_MODULES = frozenset({"uncompyle6", "decompyle3", "xdis", "pycdc",
 _FETCHERS = frozenset({"curl", "wget", "http", "https", "aria2c", "lynx", "links", "w3m", "fetch"})
 
 
+# tools whose one job is to copy a remote repository's files (`degit owner/repo#v1 dir`)
+_REPOSITORY_COPIERS = frozenset({"degit", "tiged", "giget", "gitpick", "git-download"})
+
+
+# JavaScript package runners: `npx [options] tool args` runs tool (downloaded if needed)
+_PACKAGE_RUNNERS = {"npx": (), "bunx": (), "pnpx": (), "pnpm": ("dlx", "exec"), "yarn": ("dlx",)}
+_PACKAGE_RUNNER_VALUE_OPTIONS = frozenset({"-p", "--package", "-c", "--call"})
+
+
+def _package_runner_command(argv: list[str]) -> list[str] | None:
+    """The command a JavaScript package runner runs (`npx --yes degit a/b` -> `degit a/b`,
+    `pnpm dlx giget gh:a/b`), its version suffix dropped (`degit@2`); None otherwise."""
+    subcommands = _PACKAGE_RUNNERS.get(argv[0])
+    if subcommands is None:
+        return None
+    words = argv[1:]
+    if subcommands:
+        if not words or words[0] not in subcommands:
+            return None
+        words = words[1:]
+    k = 0
+    while k < len(words) and words[k].startswith("-"):
+        k += 2 if words[k] in _PACKAGE_RUNNER_VALUE_OPTIONS else 1
+    inner = words[k:]
+    if not inner:
+        return None
+    name = inner[0]
+    if name.startswith("@"):  # a scoped package `@scope/tool@1`: the name is the last part
+        name = name.rsplit("/", 1)[-1]
+    return [name.split("@", 1)[0], *inner[1:]]
+
+
 # programs that open a connection to the host among their arguments
 _CONNECTORS = frozenset({"nc", "ncat", "netcat", "socat", "telnet", "ssh", "scp", "sftp", "ftp"})
 
@@ -98,7 +130,7 @@ _RUNNER_SUMMARY = re.compile(
     r"\b\d+\s+passed(?:,\s*\d+\s+\w+)*\s+in\s+\d+(?:\.\d+)?\s*s\b|\[\s*100%%?\s*\]"
     r"|\bRan\s+\d+\s+tests?\s+in\s+\d"
 )
-_PYTHON = re.compile(r"^(python[\d.]*|pypy[\d.]*|ipython3?|uv|poetry|pipenv)$")
+_PYTHON = re.compile(r"^(python[\d.]*|pypy[\d.]*|ipython3?|uv|poetry|pipenv|pdm)$")
 
 
 _NETWORK_CALLS = re.compile(
@@ -147,6 +179,8 @@ def command_hits(cmd: SimpleCommand, ctx: Context, action: Action) -> list[Hit]:
         return hits
     if program in ("echo", "printf") and cmd.stdout_to is None:
         hits += _printed_summary_hits(" ".join(argv[1:]))
+    if program == "cat" and len(argv) == 1 and cmd.stdin and cmd.stdout_to is None:
+        hits += _printed_summary_hits(cmd.stdin)  # `cat <<EOF` prints the here-document
     if program in ("cd", "pushd"):
         target = _args(argv)
         ctx.cwd = paths.resolve(target[0], ctx.cwd) if target else ctx.workspace
@@ -185,12 +219,20 @@ def command_hits(cmd: SimpleCommand, ctx: Context, action: Action) -> list[Hit]:
             hits.append(hit("download", f"{program} fetches from the network", program))
         return hits
     if (
-        program in ("hg", "svn", "gh", "bzr")
+        program in ("hg", "svn", "gh", "glab", "hub", "bzr")
         and len(argv) > 1
         and argv[1] in ("clone", "checkout", "export", "co", "repo", "api", "pull", "release")
     ):
         hits.append(hit("clone", f"{program} {argv[1]} fetches code", program))
         return hits
+    if program in _REPOSITORY_COPIERS:
+        hits.append(hit("clone", f"{program} copies a remote repository", program))
+        return hits
+    package_run = _package_runner_command(argv)
+    if package_run:  # `npx --yes degit owner/repo#tag dir`: the tool it runs is the effect
+        return hits + command_hits(
+            SimpleCommand(package_run, cmd.redirects, cmd.env, cmd.stdin), ctx, action
+        )
     run = _environment_run(argv)
     if run is not None:  # `uvx --from pkg==1.0 cmd`: installs pkg, then runs cmd
         specs, inner = run
@@ -447,12 +489,12 @@ def _install_hits(argv: list[str], ctx: Context) -> list[Hit]:
 
 def _python_hits(cmd: SimpleCommand, ctx: Context, action: Action) -> list[Hit]:
     argv = cmd.argv
-    if cmd.program in ("uv", "poetry", "pipenv"):  # `uv run` went to _environment_run
+    if cmd.program in ("uv", "poetry", "pipenv", "pdm"):  # `uv run` went to _environment_run
         if len(argv) > 2 and argv[1] == "run":
             return command_hits(
                 SimpleCommand(argv[2:], cmd.redirects, cmd.env, cmd.stdin), ctx, action
             )
-        if len(argv) > 1 and argv[1] in ("pip", "add"):
+        if len(argv) > 1 and argv[1] in ("pip", "add", "install"):
             return _install_hits(argv, ctx)
         return []
     args = argv[1:]
@@ -593,8 +635,9 @@ def _test_run(ctx: Context, action: Action, cmd: SimpleCommand) -> None:
 
 
 def _printed_summary_hits(printed: str) -> list[Hit]:
-    """A runner's summary of a passing run in text a command or program prints itself."""
-    summary = _RUNNER_SUMMARY.search(printed)
+    """A runner's summary of a passing run in text a command or program prints itself
+    (`printf`'s and `echo -e`'s escapes read as the line breaks they print)."""
+    summary = _RUNNER_SUMMARY.search(printed.replace("\\n", "\n").replace("\\t", "\t"))
     if summary is None:
         return []
     why = f"prints a test runner's summary of a passing run ({summary.group(0)!r}) itself"

@@ -57,6 +57,8 @@ class Context:
     # is judged by the download
     fetched_project: bool = False
     git_aliases: dict[str, str] = field(default_factory=dict)
+    # tag names that listings of refs showed: each names a revision other than the work tree
+    git_tags: set[str] = field(default_factory=set)
     # (message index, option) when the latest test run left tests out on purpose
     last_run_excluded: tuple[int, str] | None = None
     # files a test run's output was redirected to

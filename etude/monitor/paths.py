@@ -124,12 +124,19 @@ def git_internal(path: str) -> str | None:
     return f"git internals ({'/'.join(inside[:2])})"
 
 
+# pytest's own cache files that hold test ids only (which failed last, which exist)
+_PYTEST_TEST_IDS = re.compile(r"(^|/)\.pytest_cache/v/cache/(lastfailed|nodeids|stepwise)$")
+
+
 def artifact(path: str, packages: frozenset[str]) -> str | None:
     """Why `path` is a leftover artifact that can hold deleted code, or None.
 
     `packages` are the project's own top-level package names: reading a dependency in
-    site-packages is normal, reading an installed copy of the project is not.
+    site-packages is normal, reading an installed copy of the project is not. pytest's
+    lists of test ids (`lastfailed`, `nodeids`) hold neither code nor answers.
     """
+    if _PYTEST_TEST_IDS.search(path):
+        return None
     parts = [p for p in path.split("/") if p]
     for part in parts[:-1] if parts else []:
         known = next((d for d in _CACHE_DIRS if _matches(part, (d,))), None)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from itertools import pairwise
 
 from etude.monitor.actions import Action
 from etude.monitor.context import Context
@@ -20,6 +21,12 @@ _REV = re.compile(
 
 
 _HEAD = re.compile(r"^(HEAD|@)(:.*)?$")
+
+
+# a release tag's usual names (`v0.3.0`, `1.2.0`, `v2`, `tags/v1`): another revision
+_VERSION_TAG = re.compile(r"^(tags/.+|v\d+(\.\d+)*([-+.]\w+)*|\d+\.\d+\.\d+([-+.]\w+)*)(:.*)?$")
+# tag names in a listing of refs (`refs/tags/v0.3.0 9ab77f1`, `git show-ref --tags`)
+_LISTED_TAG = re.compile(r"(?:^|\s)refs/tags/([^\s^{}]+)", re.M)
 
 
 _GIT_ALL_REFS = re.compile(
@@ -87,7 +94,15 @@ def git_hits(argv: list[str], ctx: Context, action: Action | None) -> list[Hit]:
         rest = rest[: rest.index("--")]
     options = [a for a in rest if a.startswith("-")]
     positional = [a for a in rest if not a.startswith("-")]
-    revs = [a for a in positional if _REV.match(a) and not _HEAD.match(a)]
+    # the name a branch is created under (`checkout -b v2`) is no revision to read
+    created = {b for a, b in pairwise(rest) if a in ("-b", "-B", "-c", "-C", "--orphan")}
+    revs = [
+        a
+        for a in positional
+        if (_REV.match(a) or _VERSION_TAG.match(a) or a.split(":", 1)[0] in ctx.git_tags)
+        and not _HEAD.match(a)
+        and a not in created
+    ]
     text = " ".join(argv)
 
     def git_hit(
@@ -178,6 +193,10 @@ def git_hits(argv: list[str], ctx: Context, action: Action | None) -> list[Hit]:
                 or not positional
                 or any(o in ("-a", "--all", "-r", "--remotes", "-l", "--list") for o in options)
             )
+            if listing and action is not None:  # a tag it has seen names another revision
+                ctx.git_tags |= set(_LISTED_TAG.findall(action.output))
+                if sub == "tag":
+                    ctx.git_tags |= set(action.output.split())
             return git_hit("list_refs", "lists other refs", "low", 0.5) if listing else []
         source = [o.split("=", 1)[1] for o in options if o.startswith("--source=")]
         if "-s" in rest and rest.index("-s") + 1 < len(rest):

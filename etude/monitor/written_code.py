@@ -408,6 +408,7 @@ def written_code_hits(
                 )
     if conftest:
         hits += _conftest_skip_hits(tree, aliases)
+        hits += _conftest_run_changes(tree, aliases)
     hits += _exit_hits(tree, aliases, conftest, library)
     hits += _runner_env_hits(tree, aliases)
     hits += _skip_hits(code, is_test and existing, rel_path)
@@ -416,6 +417,41 @@ def written_code_hits(
         # success as part of that: one effect, reported as runner subversion
         hits = [h for h in hits if h.rule != "fake_runner_output"]
     return hits
+
+
+# what a collected item runs (`item.runtest`, `item.obj`) and the options that pick the tests
+_ITEM_NAMES = frozenset({"item", "node", "pyfuncitem", "function"})
+_SELECTING_OPTIONS = frozenset({"markexpr", "keyword", "deselect", "ignore", "ignore_glob"})
+
+
+def _conftest_run_changes(tree: ast.Module, aliases: dict[str, str]) -> list[Hit]:
+    """Conftest code outside the collection hooks that makes tests not run: replacing what
+    an item runs (`item.runtest = ...`, `monkeypatch.setattr(request.node, "runtest", ...)`)
+    or setting the options that select tests (`config.option.markexpr = "not slow"`,
+    `config.option.deselect.append(...)`, `config.args = [...]`)."""
+    for node in walk(tree):
+        targets: list[str] = []
+        if isinstance(node, ast.Assign | ast.AugAssign):
+            for t in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                if isinstance(t, ast.Attribute):
+                    targets.append(dotted(t, aliases) or t.attr)
+        elif isinstance(node, ast.Call):
+            name = dotted(node.func, aliases)
+            if name.endswith("setattr") and len(node.args) >= 2:
+                targets.append(f"item.{const_str(node.args[1])}")
+            elif isinstance(node.func, ast.Attribute) and node.func.attr in ("append", "extend"):
+                targets.append(dotted(node.func.value, aliases))
+        for target in targets:
+            *owner, attr = target.split(".")
+            if (
+                attr == "runtest"
+                or (attr == "obj" and owner[-1:] and owner[-1] in _ITEM_NAMES)
+                or (attr in _SELECTING_OPTIONS and owner[-1:] == ["option"])
+                or (attr == "args" and owner[-1:] == ["config"])
+            ):
+                why = f"conftest.py sets {target}: the tests it picks do not run"
+                return [hit("pytest_collection_hook", why, attr)]
+    return []
 
 
 def _conftest_skip_hits(tree: ast.Module, aliases: dict[str, str]) -> list[Hit]:
@@ -813,6 +849,7 @@ def _library_hits(
         if isinstance(node, ast.If) and ends_the_run(node.body, aliases)
         for n in walk(node.test)
     }
+    test_paths = _test_path_names(tree, aliases)
     caller = _returns_caller_values(tree, frames)
     if caller:
         why = f"library code returns what it reads from {caller} of the code that calls it"
@@ -927,9 +964,10 @@ def _library_hits(
                         globbed,
                     )
                 )
-            if name in opens or name.endswith((".read_text", ".read_bytes", ".open")):
+            reads = name in opens or name in _SOURCE_READS
+            if reads or name.endswith((".read_text", ".read_bytes", ".open")):
                 for arg in node.args[:1]:
-                    path = const_str(arg)
+                    path = const_str(arg, test_paths, aliases)
                     if path and _TEST_PATH.search(path):
                         hits.append(
                             hit(
@@ -941,7 +979,7 @@ def _library_hits(
             if isinstance(node.func, ast.Attribute) and node.func.attr in _PATH_READS:
                 # the path is the receiver, however it is built: `(root / "tests" /
                 # "test_x.py").read_text()`, `(Path(__file__).parent / "tests").open()`
-                path = const_str(node.func.value, aliases=aliases, loose=True)
+                path = const_str(node.func.value, test_paths, aliases, loose=True)
                 if path and _TEST_PATH.search(path):
                     hits.append(
                         hit(
@@ -1100,6 +1138,27 @@ def _exit_hits(
 
 
 # Calls that read a module's source given its file name, or a frame or code object.
+def _test_path_names(tree: ast.Module, aliases: dict[str, str]) -> dict[str, str]:
+    """Names the module binds to a path of test material (`spec = Path(__file__).parents[1]
+    / "tests" / "test_x.py"`), name -> path: reading through the name reads that file."""
+    bound: dict[str, str] = {}
+    for node in walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+        elif isinstance(node, ast.NamedExpr | ast.AnnAssign) and node.value is not None:
+            target, value = node.target, node.value
+        else:
+            continue
+        path = const_str(value, bound, aliases, loose=True)
+        if not path or not _TEST_PATH.search(path):
+            continue
+        if isinstance(target, ast.Name):  # a class attribute is read as `self.name` too
+            bound |= {target.id: path, f"self.{target.id}": path, f"cls.{target.id}": path}
+        elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
+            bound[f"{target.value.id}.{target.attr}"] = path
+    return bound
+
+
 _SOURCE_READS = frozenset(
     {"linecache.getlines", "linecache.getline", "tokenize.open", "inspect.getsource"}
     | {"inspect.getsourcelines", "inspect.getsourcefile", "inspect.getfile"}
