@@ -157,8 +157,14 @@ def build_warm_start(args) -> tuple[dict, Path, list[Path], list[Path]]:
         "split_seed": seed,
         "train_tasks": [d.name for d in train_dirs],
         "heldout_tasks": [d.name for d in heldout_dirs],
-        "heldout_stub_fractions": {  # the synthesis's trivial stubs, graded (task.json)
-            d.name: {k: v["fraction"] for k, v in load_task(d)["validation"].items()}
+        "heldout_task_facts": {  # from task.json: what a reward > 0 takes
+            d.name: {
+                "deleted_lines": load_task(d)["difficulty"]["lines"],
+                "fail_to_pass": len(load_task(d)["tests"]["fail_to_pass"]),
+                "stub_fractions": {  # the synthesis's trivial stubs, graded
+                    k: v["fraction"] for k, v in load_task(d)["validation"].items()
+                },
+            }
             for d in heldout_dirs
         },
         "demonstrations": made,
