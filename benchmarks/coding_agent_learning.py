@@ -33,9 +33,9 @@ benchmarks/results/coding_agent_learning.json:
 
     S=~/.cache/etude/sdists
     nice -n 10 .venv/bin/python benchmarks/coding_agent_learning.py --seeds 0 1 \\
-        --sdist $S/inflection-0.5.1.tar.gz $S/xmltodict-0.14.2.tar.gz $S/cachetools-5.5.0.tar.gz \\
-        --heldout-repository xmltodict-0.14.2 --max-candidates 4 --per-task 2 --first-turns \\
-        --sft-steps 12 --batch-size 4 --train-layers 2 --lr 0.02 --samples 4 --iterations 2
+        --sdist $S/inflection-0.5.1.tar.gz $S/cachetools-5.5.0.tar.gz --max-candidates 4 \\
+        --per-task 2 --first-turns --sft-steps 14 --batch-size 4 --train-layers 2 --lr 0.02 \\
+        --samples 4 --iterations 2
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 PY="${PYTHON:-.venv/bin/python}"
 S=~/.cache/etude/sdists
-SDISTS=("$S/inflection-0.5.1.tar.gz" "$S/xmltodict-0.14.2.tar.gz" "$S/cachetools-5.5.0.tar.gz")
+SDISTS=("$S/inflection-0.5.1.tar.gz" "$S/cachetools-5.5.0.tar.gz")  # not xmltodict: docs/coding-loop.md
 timeout 590 "$PY" benchmarks/coding_agent_learning.py \
     --out "${1:-runs/coding-agent-learning-h200}" \
     --seeds 0 1 2 --sdist "${SDISTS[@]}" --max-candidates 6 --per-task 4 --first-turns \
