@@ -35,7 +35,7 @@ benchmarks/results/coding_agent_learning.json:
     nice -n 10 .venv/bin/python benchmarks/coding_agent_learning.py --seeds 0 1 \\
         --sdist $S/inflection-0.5.1.tar.gz $S/cachetools-5.5.0.tar.gz --max-candidates 4 \\
         --per-task 2 --first-turns --sft-steps 14 --batch-size 4 --train-layers 2 --lr 0.02 \\
-        --samples 4 --iterations 2
+        --samples 4 --iterations 3
 """
 
 from __future__ import annotations
@@ -202,11 +202,12 @@ def seed_tool_call_rate(args, seed: int, warm: Path, heldout_dirs: list[Path]) -
 
 def heldout_episodes(it_dir: Path) -> list[dict]:
     """Per held-out episode of one iteration: task, reward, graded fraction, whether the
-    workspace changed (an unchanged one is not graded) and the tools it called."""
+    workspace changed (an unchanged one is not graded), the tools it called and its first
+    call's arguments."""
     episodes = []
     for line in (it_dir / "heldout" / "graded.jsonl").read_text().splitlines():
         r = json.loads(line)
-        calls = [c["function"]["name"] for m in r["messages"] for c in m.get("tool_calls") or []]
+        calls = [c["function"] for m in r["messages"] for c in m.get("tool_calls") or []]
         episodes.append(
             {
                 "task": r["task_id"],
@@ -215,7 +216,8 @@ def heldout_episodes(it_dir: Path) -> list[dict]:
                 "changed_workspace": r["grade"].get("skipped") != "workspace unchanged",
                 "fail_to_pass_passed": r["grade"].get("fail_to_pass_passed", 0),
                 "zeroed_by": r["zeroed_by"],
-                "tools": calls,
+                "tools": [c["name"] for c in calls],
+                "first_call": calls[0] if calls else None,  # name and arguments
             }
         )
     return episodes
