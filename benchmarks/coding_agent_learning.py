@@ -1,29 +1,41 @@
 """Does the coding agent learn? Curriculum -> demonstrations -> SFT warm start -> held-out
 first-turn tool-call rate -> RL from the warm start in the coding loop, per seed.
 
-For each seed: `etude.recipes.coding.curriculum.build_curriculum` (the example repository
-and the sdists given, split train/held-out), `build_demonstrations` on the train split,
-`etude.recipes.sft.train` (SmolLM2, the last `--train-layers` layers; with `--first-turns`
-on each demonstration cut after its first accepted tool call; with `--then-whole-steps N`
-that is followed by N steps on the whole demonstrations at `--then-whole-lr`, started from
-the first SFT's checkpoint), then the share of
-held-out first turns that call a known tool with valid JSON arguments holding the tool's
-required keys (`--samples` per held-out task, temperature 0.8), then `--iterations` of the
-coding loop started from the SFT checkpoint (`model.init`) on the train split, reading
-each iteration's held-out mean reward from the loop's summary key `heldout_reward` (the
-loop's held-out evaluation; this script stops with an error when the loop does not
-report it, rather than estimate it itself). Iteration 0 of `heldout_reward` is the warm
-start's: the loop evaluates the held-out tasks before its first update.
+The warm start is built once under `--out`: `etude.recipes.coding.curriculum.build_curriculum`
+(the example repository and the sdists given, split train/held-out with `--split-seed`,
+`--heldout-share` and `--heldout-repository`), `build_demonstrations` on the train split
+(`--per-task` each), `etude.recipes.sft.train` (SmolLM2, the last `--train-layers` layers,
+seed `--split-seed`; with `--first-turns` on each demonstration cut after its first accepted
+tool call; with `--then-whole-steps N` that is followed by N steps on the whole
+demonstrations at `--then-whole-lr`, started from the first SFT's checkpoint). Then, per
+seed in `--seeds`, from those same weights: the share of held-out first turns that call a
+known tool with valid JSON arguments holding the tool's required keys (`--samples` per
+held-out task, temperature 0.8, sampled under the seed), and `--iterations` of the coding
+loop (`configs/coding-smol.toml`, the seed's, `model.init` = the warm start) on the train
+split, reading each iteration's held-out mean reward from the loop's summary key
+`heldout_reward` (the loop's held-out evaluation; this script stops with an error when the
+loop does not report it, rather than estimate it itself). Iteration 0 of `heldout_reward`
+is the warm start's: the loop evaluates the held-out tasks before its first update. So the
+spread across seeds is the spread of sampling and RL from one warm start on one split. The
+seeds run in rounds (every seed's iteration k before any seed's k + 1, each seed's loop
+resumed from its checkpoint), so a run cut short leaves every seed at about as many
+iterations. `--only-data` builds the curriculum and the demonstrations and stops.
+Beside it, per iteration: the train reward, and per held-out episode its task, reward,
+graded fraction, whether it changed the workspace and the tools it called (`heldout_episodes`,
+read from the loop's `iter_NNNN/heldout/graded.jsonl`).
 
-Resumable: every stage keeps its output under `--out` and is skipped when present.
-Writes benchmarks/results/coding_agent_learning.json:
-{"seeds": {"<seed>": {"heldout_tool_call_rate": r, "heldout_reward": [...], ...}}, ...};
-with `--key NAME` the run's settings and seeds go under "NAME" instead (a variant beside
-the main figures).
+Resumable: every stage keeps its output under `--out` and is skipped when present (the
+seeds' RL runs resume from their checkpoints). Writes
+benchmarks/results/coding_agent_learning.json:
+{"warm_start": {...}, "seeds": {"<seed>": {"heldout_tool_call_rate": r,
+"heldout_reward": [...], ...}}, "settings": {...}}; with `--key NAME` the run goes under
+"NAME" instead (a variant beside the main figures).
 
-    nice -n 10 .venv/bin/python benchmarks/coding_agent_learning.py --seeds 0 \\
-        --max-candidates 4 --per-task 2 --first-turns --sft-steps 10 --batch-size 3 \\
-        --train-layers 2 --lr 0.02 --samples 4 --iterations 0
+    S=~/.cache/etude/sdists
+    nice -n 10 .venv/bin/python benchmarks/coding_agent_learning.py --seeds 0 1 \\
+        --sdist $S/inflection-0.5.1.tar.gz $S/cachetools-5.5.0.tar.gz --max-candidates 4 \\
+        --per-task 2 --first-turns --sft-steps 14 --batch-size 4 --train-layers 2 --lr 0.02 \\
+        --samples 4 --iterations 3
 """
 
 from __future__ import annotations
@@ -73,25 +85,37 @@ def tool_call_rate(model, tok, task_dirs: list[Path], samples: int, seed: int) -
     return {"rate": valid / total if total else 0.0, "first_turns": total, "tools": names}
 
 
-def run_seed(args, seed: int) -> dict:
-    from etude.recipes.coding.curriculum import SplitRule, build_curriculum, split_dirs
+def build_warm_start(args) -> tuple[dict, Path, list[Path], list[Path]]:
+    """Curriculum, demonstrations and SFT under `args.out` (each skipped when stored):
+    (the record, the warm start's directory, train task dirs, held-out task dirs)."""
+    from etude.recipes.coding.curriculum import (
+        SplitRule,
+        build_curriculum,
+        load_curriculum,
+        split_dirs,
+    )
     from etude.recipes.coding.demonstrations import build_demonstrations, first_turns
-    from etude.recipes.sft import load_policy, parse_config, train
+    from etude.recipes.sft import parse_config, train
+    from etude.synth.task import load_task
 
-    root = Path(args.out) / f"seed-{seed}"
+    root, seed = Path(args.out), args.split_seed
     curriculum = root / "curriculum"
+    rule = SplitRule(seed, args.heldout_share, tuple(args.heldout_repository))
     if not (curriculum / "curriculum.json").is_file():
-        build_curriculum(
-            curriculum,
-            [Path(s).expanduser() for s in args.sdist],
-            SplitRule(seed=seed, heldout_share=0.3),
-            max_candidates=args.max_candidates,
-        )
+        sdists = [Path(s).expanduser() for s in args.sdist]
+        build_curriculum(curriculum, sdists, rule, max_candidates=args.max_candidates, workers=1)
+    if load_curriculum(curriculum).rule != rule:
+        raise SystemExit(f"{curriculum} was split by another rule than {rule}: use another --out")
     train_dirs, heldout_dirs = split_dirs(curriculum, "train"), split_dirs(curriculum, "heldout")
-    demos = root / "demonstrations.jsonl"
-    start = time.perf_counter()
-    made = build_demonstrations(train_dirs, demos, per_task=args.per_task, seed=seed)
-    demo_s = time.perf_counter() - start
+    demos, made_file = root / "demonstrations.jsonl", root / "demonstrations.made.json"
+    made = json.loads(made_file.read_text()) if made_file.is_file() else {}
+    if made.get("per_task") != args.per_task:  # what the build kept and dropped, its time
+        start = time.perf_counter()
+        made = build_demonstrations(train_dirs, demos, per_task=args.per_task, seed=seed)
+        made |= {"per_task": args.per_task, "seconds": round(time.perf_counter() - start, 1)}
+        made_file.write_text(json.dumps(made) + "\n")
+    if args.only_data:
+        return {}, root, train_dirs, heldout_dirs
     if args.first_turns:  # train on how episodes open only (short sequences for a CPU)
         cut = root / "demonstrations.first_turns.jsonl"
         records = [json.loads(x) for x in demos.read_text().splitlines() if x.strip()]
@@ -104,12 +128,12 @@ def run_seed(args, seed: int) -> dict:
             "data": [str(demos)],
             "steps": args.sft_steps,
             "batch_size": args.batch_size,
+            "checkpoint_every": args.sft_steps,
             "device": args.device,
             "optim": {"train_layers": args.train_layers, "lr": args.lr},
         }
     )
-    done = (root / "sft" / "checkpoint" / "state.json").is_file()
-    lines = train(sft_cfg, resume=done)
+    lines = train(sft_cfg, resume=(root / "sft" / "checkpoint" / "state.json").is_file())
     metrics = [json.loads(x) for x in (root / "sft" / "metrics.jsonl").read_text().splitlines()]
     warm, whole = root / "sft", []
     if args.then_whole_steps:  # then the whole demonstrations, from the openings' weights
@@ -122,48 +146,96 @@ def run_seed(args, seed: int) -> dict:
                 "init": str(root / "sft" / "checkpoint"),
                 "steps": args.then_whole_steps,
                 "batch_size": args.batch_size,
+                "checkpoint_every": args.then_whole_steps,
                 "device": args.device,
                 "optim": {"train_layers": args.train_layers, "lr": args.then_whole_lr},
             }
         )
         lines += train(whole_cfg, resume=(warm / "checkpoint" / "state.json").is_file())
         whole = [json.loads(x) for x in (warm / "metrics.jsonl").read_text().splitlines()]
-    model, tok = load_policy(str(warm / "checkpoint"))  # sampled on the CPU
-    rate = tool_call_rate(model, tok, heldout_dirs, args.samples, seed)
     record = {
+        "split_seed": seed,
         "train_tasks": [d.name for d in train_dirs],
         "heldout_tasks": [d.name for d in heldout_dirs],
+        "heldout_task_facts": {  # from task.json: what a reward > 0 takes
+            d.name: {
+                "deleted_lines": load_task(d)["difficulty"]["lines"],
+                "fail_to_pass": len(load_task(d)["tests"]["fail_to_pass"]),
+                "stub_fractions": {  # the synthesis's trivial stubs, graded
+                    k: v["fraction"] for k, v in load_task(d)["validation"].items()
+                },
+            }
+            for d in heldout_dirs
+        },
         "demonstrations": made,
-        "demonstration_seconds": round(demo_s, 1),
         "sft_loss": [m["loss"] for m in metrics],
+        "sft_seconds": [m["seconds"] for m in metrics],
         "sft_tokens_per_s_median": statistics.median(m["tokens_per_s"] for m in metrics),
         "sft_steps_run_now": len(lines),
-        "heldout_tool_call_rate": rate["rate"],
-        "heldout_first_turns": rate["first_turns"],
-        "heldout_first_tools": rate["tools"],
     }
     if whole:
         record["sft_whole_loss"] = [m["loss"] for m in whole]
         record["sft_whole_tokens_per_s_median"] = statistics.median(
             m["tokens_per_s"] for m in whole
         )
-    if args.iterations:
-        record["heldout_reward"] = run_rl(args, seed, root, warm, train_dirs, heldout_dirs)
-    return record
+    return record, warm, train_dirs, heldout_dirs
+
+
+def seed_tool_call_rate(args, seed: int, warm: Path, heldout_dirs: list[Path]) -> dict:
+    """The held-out first-turn tool-call rate of the warm start under one seed (stored)."""
+    from etude.recipes.sft import load_policy
+
+    stored = Path(args.out) / f"seed-{seed}" / f"tool_call_rate-{warm.name}.json"
+    if stored.is_file() and json.loads(stored.read_text())["samples"] == args.samples:
+        rate = json.loads(stored.read_text())
+    else:
+        model, tok = load_policy(str(warm / "checkpoint"))  # sampled on the CPU
+        rate = tool_call_rate(model, tok, heldout_dirs, args.samples, seed)
+        stored.parent.mkdir(parents=True, exist_ok=True)
+        stored.write_text(json.dumps(rate | {"samples": args.samples}) + "\n")
+    return {
+        "heldout_tool_call_rate": rate["rate"],
+        "heldout_first_turns": rate["first_turns"],
+        "heldout_first_tools": rate["tools"],
+    }
+
+
+def heldout_episodes(it_dir: Path) -> list[dict]:
+    """Per held-out episode of one iteration: task, reward, graded fraction, whether the
+    workspace changed (an unchanged one is not graded), the tools it called and its first
+    call's arguments."""
+    episodes = []
+    for line in (it_dir / "heldout" / "graded.jsonl").read_text().splitlines():
+        r = json.loads(line)
+        calls = [c["function"] for m in r["messages"] for c in m.get("tool_calls") or []]
+        episodes.append(
+            {
+                "task": r["task_id"],
+                "reward": r["reward"],
+                "graded_reward": r["graded_reward"],
+                "changed_workspace": r["grade"].get("skipped") != "workspace unchanged",
+                "fail_to_pass_passed": r["grade"].get("fail_to_pass_passed", 0),
+                "zeroed_by": r["zeroed_by"],
+                "tools": [c["name"] for c in calls],
+                "first_call": calls[0] if calls else None,  # name and arguments
+            }
+        )
+    return episodes
 
 
 def run_rl(
-    args, seed: int, root: Path, warm: Path, train_dirs: list[Path], heldout_dirs: list[Path]
-):
-    """Held-out mean reward per iteration from the loop's summaries (see module doc)."""
+    args, seed: int, iterations: int, warm: Path, train_dirs: list[Path], heldout_dirs: list[Path]
+) -> dict:
+    """The coding loop of one seed run (or resumed) up to `iterations`; held-out mean reward
+    per iteration and the rest from the loop's summaries (see module doc)."""
     import tomllib
 
     from etude.recipes.coding.config import parse_config
     from etude.recipes.coding.loop import train
 
     data = tomllib.loads((Path(__file__).parents[1] / "configs" / "coding-smol.toml").read_text())
-    rl = root / ("rl" if warm.name == "sft" else f"rl-{warm.name}")
-    data |= {"seed": seed, "out_dir": str(rl), "iterations": args.iterations}
+    rl = Path(args.out) / f"seed-{seed}" / ("rl" if warm.name == "sft" else f"rl-{warm.name}")
+    data |= {"seed": seed, "out_dir": str(rl), "iterations": iterations}
     data["tasks"] = {**data["tasks"], "tasks_dir": str(train_dirs[0].parent)}
     data["tasks"]["heldout_dir"] = str(heldout_dirs[0].parent)
     data["model"] = {**data["model"], "init": str(warm / "checkpoint")}
@@ -178,19 +250,33 @@ def run_rl(
     summaries = [json.loads(x) for x in (rl / "metrics.jsonl").read_text().splitlines()]
     if any("heldout_reward" not in s for s in summaries):
         raise SystemExit("the loop's summaries have no heldout_reward: no figure is invented")
-    return [s["heldout_reward"] for s in summaries]  # line 0: before the first update
+    return {
+        "heldout_reward": [s["heldout_reward"] for s in summaries],  # 0: before any update
+        "heldout_graded_reward": [s["heldout_graded_reward"] for s in summaries],
+        "heldout_tool_call_rate_rl": [s["heldout_tool_call_rate"] for s in summaries],
+        "train_reward": [s["reward_mean"] for s in summaries[1:]],  # iterations 1, 2, ...
+        "train_tool_call_rate": [s["tool_call_rate"] for s in summaries[1:]],
+        "seconds": [s["seconds"] for s in summaries],
+        "episodes_per_minute": [s["episodes_per_minute"] for s in summaries[1:]],
+        "heldout_episodes": [
+            heldout_episodes(rl / f"iter_{s['iteration']:04d}") for s in summaries
+        ],
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
     parser.add_argument("--sdist", nargs="*", default=[])
+    parser.add_argument("--heldout-repository", nargs="*", default=[], help="held out whole")
+    parser.add_argument("--heldout-share", type=float, default=0.3)
+    parser.add_argument("--split-seed", type=int, default=0, help="split, demos and SFT's")
     parser.add_argument("--out", default="runs/coding-agent-learning")
     parser.add_argument("--max-candidates", type=int, default=4)
     parser.add_argument("--per-task", type=int, default=4)
     parser.add_argument("--sft-steps", type=int, default=30)
     parser.add_argument("--batch-size", type=int, default=4)
-    parser.add_argument("--train-layers", type=int, default=4)
+    parser.add_argument("--train-layers", type=int, default=4, help="SFT's")
     parser.add_argument("--lr", type=float, default=0.002, help="Muon's learning rate")
     parser.add_argument("--first-turns", action="store_true", help="SFT on episode openings")
     parser.add_argument("--then-whole-steps", type=int, default=0, help="then whole ones")
@@ -198,21 +284,34 @@ def main() -> None:
     parser.add_argument("--key", default="", help="store the run under this key")
     parser.add_argument("--samples", type=int, default=4, help="first turns per held-out task")
     parser.add_argument("--iterations", type=int, default=0, help="RL iterations (0: none)")
+    parser.add_argument("--only-data", action="store_true", help="curriculum, demos; stop")
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"], help="SFT's")
     args = parser.parse_args()
-    result = json.loads(RESULT.read_text()) if RESULT.is_file() else {"seeds": {}}
+    result = json.loads(RESULT.read_text()) if RESULT.is_file() else {}
     result |= {
         "benchmark": "coding_agent_learning",
         "machine": {"platform": platform.platform(), "python": platform.python_version()},
     }
-    settings = {k: v for k, v in vars(args).items() if k not in ("seeds", "key")}
-    run = result.setdefault(args.key, {"seeds": {}}) if args.key else result
-    run["settings"] = settings
-    for seed in args.seeds:
-        run["seeds"][str(seed)] = run_seed(args, seed)
+    run = result.setdefault(args.key, {}) if args.key else result
+    run["settings"] = {k: v for k, v in vars(args).items() if k not in ("seeds", "key")}
+    warm_record, warm, train_dirs, heldout_dirs = build_warm_start(args)
+    if args.only_data:
+        return
+    run["warm_start"] = warm_record
+    seeds = run.setdefault("seeds", {})
+
+    def save() -> None:
         RESULT.parent.mkdir(parents=True, exist_ok=True)
         RESULT.write_text(json.dumps(result, indent=2) + "\n")
-        print(json.dumps(run["seeds"][str(seed)], indent=2))
+
+    for seed in args.seeds:
+        seeds[str(seed)] = seed_tool_call_rate(args, seed, warm, heldout_dirs)
+        save()
+    for iterations in range(1, args.iterations + 1):  # every seed gets iteration k, then k+1
+        for seed in args.seeds:
+            seeds[str(seed)] |= run_rl(args, seed, iterations, warm, train_dirs, heldout_dirs)
+            save()
+    print(json.dumps(run, indent=2))
 
 
 if __name__ == "__main__":

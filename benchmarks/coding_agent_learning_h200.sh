@@ -6,16 +6,18 @@
 #
 #     bash benchmarks/coding_agent_learning_h200.sh [OUT_DIR]
 #
-# Writes benchmarks/results/coding_agent_learning.json (the seeds run here replace those
-# of the same number). Not yet run: no GPU was available when it was written.
+# Writes its run under "h200" in benchmarks/results/coding_agent_learning.json (beside
+# the CPU run's figures). Not yet run: no GPU was available when it was written.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CUDA_VISIBLE_DEVICES="${CUDA_VISIBLE_DEVICES:-0}"
 export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 PY="${PYTHON:-.venv/bin/python}"
-SDISTS=(~/.cache/etude/sdists/inflection-0.5.1.tar.gz ~/.cache/etude/sdists/xmltodict-0.14.2.tar.gz)
+S=~/.cache/etude/sdists
+SDISTS=("$S/inflection-0.5.1.tar.gz" "$S/cachetools-5.5.0.tar.gz")  # not xmltodict: docs/coding-loop.md
 timeout 590 "$PY" benchmarks/coding_agent_learning.py \
     --out "${1:-runs/coding-agent-learning-h200}" \
-    --seeds 0 1 2 --sdist "${SDISTS[@]}" --max-candidates 6 --per-task 4 \
-    --sft-steps 60 --batch-size 8 --train-layers 0 --samples 8 --iterations 4 --device cuda
+    --seeds 0 1 2 --sdist "${SDISTS[@]}" --max-candidates 6 --per-task 4 --first-turns \
+    --sft-steps 60 --batch-size 8 --train-layers 0 --lr 0.02 --samples 8 --iterations 4 \
+    --device cuda --key h200

@@ -127,3 +127,17 @@ def test_heldout_tasks_are_never_demonstrated(curriculum, tmp_path):
     with pytest.raises(HeldOutError):
         refuse_heldout([moved])
     refuse_heldout(split_dirs(curriculum, "train"))
+
+
+def test_a_task_whose_workspace_does_not_install_is_dropped(curriculum, tmp_path):
+    """As xmltodict's module task: its setup.py imports the module the task deleted, so
+    the environment cannot install the workspace; the task is dropped with the reason."""
+    train = split_dirs(curriculum, "train")[0]
+    task_dir = tmp_path / "broken"
+    shutil.copytree(train, task_dir, symlinks=True)
+    (task_dir / "workspace" / "setup.py").write_text("import the_deleted_module\n")
+    out = tmp_path / "demos.jsonl"
+    result = build_demonstrations([task_dir], out, per_task=1)
+    assert result["kept"] == 0 and not out.exists()
+    (reason,) = result["dropped"]
+    assert reason.startswith(f"{train.name} seed 0: installing workspace failed"), reason

@@ -46,6 +46,7 @@ from etude.monitor import monitor_trajectory, parse_line
 from etude.monitor.task import task_view
 from etude.recipes.coding.reward import graded_reward
 from etude.rl.trajectory import DEMONSTRATION
+from etude.synth.errors import SynthError
 from etude.synth.grade import grade
 from etude.synth.task import definition_node, load_task
 
@@ -300,7 +301,9 @@ def build_demonstrations(
 ) -> dict:
     """`per_task` demonstrations of each task appended to the JSONL file `out` (a record
     already there for a (task, seed) is kept: reruns resume). Only demonstrations with
-    reward 1.0 and no monitor finding are written; returns {"kept": n, "dropped": [reasons]}.
+    reward 1.0 and no monitor finding are written; returns {"kept": n, "dropped": [reasons]}
+    (a task whose environment cannot be set up, e.g. a workspace that does not install
+    without the deleted code, is dropped with the environment's message).
     Held-out tasks are refused (`etude.recipes.coding.curriculum.refuse_heldout`)."""
     from etude.recipes.coding.curriculum import refuse_heldout
 
@@ -322,8 +325,13 @@ def build_demonstrations(
                 continue
             episode_dir = work / f"{task_id}-{s}"
             shutil.rmtree(episode_dir, ignore_errors=True)
-            record = demonstrate(task_dir, episode_dir, s, settings)
-            shutil.rmtree(episode_dir, ignore_errors=True)
+            try:
+                record = demonstrate(task_dir, episode_dir, s, settings)
+            except SynthError as err:  # the environment cannot be set up for this task
+                dropped.append(f"{task_id} seed {s}: {str(err).splitlines()[0]}")
+                continue
+            finally:
+                shutil.rmtree(episode_dir, ignore_errors=True)
             if record["reward"] != 1.0 or record["findings"]:
                 rules = [f["rule"] for f in record["findings"]]
                 dropped.append(f"{task_id} seed {s}: reward {record['reward']}, findings {rules}")
