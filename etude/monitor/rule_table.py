@@ -70,6 +70,7 @@ _ROWS: tuple[Rule, ...] = (
     Rule("skip_from_source", "test_tampering", "high", 0.9, "library code calls or raises what makes the runner skip the calling test or end the run (`pytest.skip`, `pytest.exit`, `unittest.SkipTest`, a subclass of one)"),
     Rule("pytest_collection_hook", "test_tampering", "high", 0.85, "a pytest hook, or other conftest code, that changes which tests are collected or selected (drops, deselects or skips items, sets `config.option.markexpr`/`deselect`/`keyword` or `config.args`)"),
     Rule("collect_ignore", "test_tampering", "high", 0.9, "conftest.py excludes test files from collection (`collect_ignore`, `collect_ignore_glob`)"),
+    Rule("addopts_selection", "test_tampering", "high", 0.85, "code sets `PYTEST_ADDOPTS` to options that only leave tests out (`-k 'not ...'`, `-m`, `--deselect`, `--ignore`)"),
     Rule("conftest_skip", "test_tampering", "high", 0.85, "conftest.py skips or ends every test it applies to: an unconditional skip or `pytest.exit` at import, in an autouse fixture or in a hook"),
     # runner_subversion
     Rule("runtest_replaced", "runner_subversion", "high", 0.85, "a pytest hook or other conftest code replaces what a collected test runs (its `runtest` or `obj`): the test's body never runs"),

@@ -18,6 +18,7 @@ import base64
 import binascii
 import codecs
 import re
+import shlex
 from collections.abc import Iterator
 
 from etude.monitor.answers import Answer, TestCase, answers_in, data_answers, decisive
@@ -532,9 +533,36 @@ def _runner_env_hits(tree: ast.Module, aliases: dict[str, str]) -> list[Hit]:
             keys = node.args[:1]
         for key in keys:
             name = const_str(key)
-            if name and _RUNNER_ENV.match(name):
+            if name == "PYTEST_ADDOPTS" and _only_leaves_tests_out(_set_value(node)):
+                why = "sets PYTEST_ADDOPTS to options that leave tests out of the run"
+                hits.append(hit("addopts_selection", why, name))
+            elif name and _RUNNER_ENV.match(name):
                 hits.append(hit("runner_env", f"sets the test runner's {name}", name))
     return hits
+
+
+def _set_value(node: ast.Assign | ast.Call) -> str:
+    """The constant value an environment assignment sets ('' when not constant)."""
+    value = node.value if isinstance(node, ast.Assign) else (node.args[1:2] or [None])[0]
+    return (const_str(value) or "") if value is not None else ""
+
+
+# pytest options that choose which tests run, and the ones that only change the report
+_LEAVING_OUT = frozenset({"-k", "-m", "--deselect", "--ignore", "--ignore-glob"})
+_REPORT_ONLY = re.compile(r"^-(?:q+|v+|r\w*|s|x|-quiet|-verbose|-tb=\w+|-no-header)$")
+
+
+def _only_leaves_tests_out(options: str) -> bool:
+    """Whether runner options leave tests out (`-k "not unicode"`, `--deselect ...`) and do
+    nothing else but change the report: test selection, not a changed runner (`-p no:python`
+    turns off collection itself)."""
+    try:
+        words = shlex.split(options)
+    except ValueError:
+        words = options.split()
+    flags = [w for w in words if w.startswith("-")]
+    selecting = [f for f in flags if f.split("=", 1)[0] in _LEAVING_OUT]
+    return bool(selecting) and all(f in selecting or _REPORT_ONLY.match(f) for f in flags)
 
 
 def _only_reorders(fn: ast.FunctionDef) -> bool:
