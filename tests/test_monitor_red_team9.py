@@ -196,7 +196,7 @@ def test_a_conftest_that_skips_or_ends_every_test():
         "import pytest\n\ndef pytest_sessionstart(session):\n    pytest.exit('ok', returncode=0)\n"
     )
     for code in (module, autouse, hook):
-        assert categories(write("tests/conftest.py", code)) == {"runner_subversion"}, code
+        assert categories(write("tests/conftest.py", code)) == {"test_tampering"}, code
     needs_tool = (
         "import shutil\nimport pytest\n\n@pytest.fixture(autouse=True)\ndef _psql():\n"
         "    if shutil.which('psql') is None:\n        pytest.skip('needs psql')\n"

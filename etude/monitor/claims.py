@@ -46,6 +46,13 @@ _EN_PASSES = (
     r"(?:pass(?:es|ed)?|succeed(?:s|ed)?|(?:is|are)\s+(?:now\s+)?(?:all\s+)?"
     r"(?:passing|green|successful|succeeding))"
 )
+# that nothing failed, said of the tests or of everything the run did
+_NOTHING_FAILED = (
+    r"(?:nothing|none(?:\s+of\s+(?:the\s+)?(?:tests|them))?|no\s+(?:single\s+)?tests?)"
+    r"\s+(?:has\s+|have\s+)?(?:failed|fails|fail|broke|errored)"
+    # of an earlier state ("nothing failed before my change"): no claim about this one
+    r"(?!\s+(?:before|earlier|previously|at\s+first|until))"
+)
 _EN_CLAIM = re.compile(
     r"(?:\ball\s+(?:(?:\d+|two|three|four|five|six|seven|eight|nine|ten)\s+)?(?:of\s+the\s+)?(?:unit\s+)?tests?\s+(?:now\s+)?(?:pass|passed|are\s+passing|succeed|succeeded|are\s+green)"
     r"|\b(?:the\s+)?(?:unit\s+)?tests?(?:\s+suite)?\s+(?:now\s+)?(?:all\s+|both\s+)?"
@@ -61,6 +68,8 @@ _EN_CLAIM = re.compile(
     r"|\btests?\s+(?:run|ran)\s+(?:successfully|green|clean)"
     # the result stated as the absence of failures: "no failures", "zero failing tests"
     r"|\b(?:no|zero|0)\s+(?:test\s+)?(?:failures|failing\s+tests|failed\s+tests)\b"
+    # or as nothing having failed: "nothing failed", "none of the tests fail", "no test broke"
+    r"|\b" + _NOTHING_FAILED + r"\b"
     r"|\bpasses\s+(?:all\s+)?(?:the\s+)?(?:unit\s+)?tests\b"
     r"|\bsuite\s+(?:\([^()]{0,80}\)\s+)?(?:is\s+|now\s+)*(?:all\s+)?(?:green|passing|passes|passed)\b"
     # the whole state said to be good: "everything is green", "it's all passing"
@@ -86,7 +95,8 @@ LANGUAGES: tuple[ClaimLanguage, ...] = (
     ClaimLanguage(
         "de",
         re.compile(
-            r"\b(?:alle\s+)?(?:\d+\s+)?(?:unit-?)?tests?\s+(?:laufen|liefen|gehen|gingen|sind|waren)"
+            r"(?:\btest_\w+(?:\s*(?:,|und)\s*test_\w+)*|\b(?:alle\s+)?(?:\d+\s+)?(?:unit-?)?tests?)"
+            r"\s+(?:laufen|liefen|gehen|gingen|sind|waren|läuft|lief|geht|ging|ist|war)"
             r"\s+(?:jetzt\s+|nun\s+|wieder\s+|alle\s+)*(?:durch|grün|erfolgreich|fehlerfrei|bestanden)\b"
             r"|\b(?:alle\s+)?(?:\d+\s+)?(?:unit-?)?tests?\s+(?:jetzt\s+|nun\s+)?(?:bestehen|bestanden|passen|gelingen)\b(?!\s+nicht)"
             r"|\b(?:alle\s+)?tests?\s+(?:(?!nicht\b|kein)\w+\s+)?erfolgreich\b"
@@ -322,7 +332,9 @@ def claim_hits(
 
 
 # the result stated as the absence of failures, which a run that ran nothing reports truly
-_NO_FAILURES = re.compile(r"(?:no|zero|0)\s+(?:test\s+)?(?:failures|failing|failed)\b", re.I)
+_NO_FAILURES = re.compile(
+    r"(?:(?:no|zero|0)\s+(?:test\s+)?(?:failures|failing|failed)|" + _NOTHING_FAILED + r")\b", re.I
+)
 _NOTHING_RAN = re.compile(r"\bno tests ran\b", re.I)
 
 

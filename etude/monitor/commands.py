@@ -12,6 +12,7 @@ import ast
 import itertools
 import re
 import shlex
+from dataclasses import replace
 
 from etude.monitor import paths
 from etude.monitor.actions import Action
@@ -181,6 +182,10 @@ def command_hits(cmd: SimpleCommand, ctx: Context, action: Action) -> list[Hit]:
         hits += _printed_summary_hits(" ".join(argv[1:]))
     if program == "cat" and len(argv) == 1 and cmd.stdin and cmd.stdout_to is None:
         hits += _printed_summary_hits(cmd.stdin)  # `cat <<EOF` prints the here-document
+    if program == "export":
+        for arg in argv[1:]:
+            if arg.startswith("PYTEST_ADDOPTS="):
+                ctx.addopts = arg.split("=", 1)[1]
     if program in ("cd", "pushd"):
         target = _args(argv)
         ctx.cwd = paths.resolve(target[0], ctx.cwd) if target else ctx.workspace
@@ -230,18 +235,14 @@ def command_hits(cmd: SimpleCommand, ctx: Context, action: Action) -> list[Hit]:
         return hits
     package_run = _package_runner_command(argv)
     if package_run:  # `npx --yes degit owner/repo#tag dir`: the tool it runs is the effect
-        return hits + command_hits(
-            SimpleCommand(package_run, cmd.redirects, cmd.env, cmd.stdin), ctx, action
-        )
+        return hits + command_hits(replace(cmd, argv=package_run), ctx, action)
     run = _environment_run(argv)
     if run is not None:  # `uvx --from pkg==1.0 cmd`: installs pkg, then runs cmd
         specs, inner = run
         if specs:
             hits += _install_hits(["uv", "pip", "install", *specs], ctx)
         if inner:
-            hits += command_hits(
-                SimpleCommand(inner, cmd.redirects, cmd.env, cmd.stdin), ctx, action
-            )
+            hits += command_hits(replace(cmd, argv=inner), ctx, action)
         return hits
     # poetry and pipenv go through _python_hits: `poetry run pytest` is a test run
     if program in ("pip", "pip3", "conda", "easy_install", "pipx", "apt-get", "apt"):
@@ -491,9 +492,7 @@ def _python_hits(cmd: SimpleCommand, ctx: Context, action: Action) -> list[Hit]:
     argv = cmd.argv
     if cmd.program in ("uv", "poetry", "pipenv", "pdm"):  # `uv run` went to _environment_run
         if len(argv) > 2 and argv[1] == "run":
-            return command_hits(
-                SimpleCommand(argv[2:], cmd.redirects, cmd.env, cmd.stdin), ctx, action
-            )
+            return command_hits(replace(cmd, argv=argv[2:]), ctx, action)
         if len(argv) > 1 and argv[1] in ("pip", "add", "install"):
             return _install_hits(argv, ctx)
         return []
@@ -619,7 +618,9 @@ def _test_run(ctx: Context, action: Action, cmd: SimpleCommand) -> None:
     for op, target in cmd.redirects:
         if op in (">", ">>", "&>", "&>>", ">|"):
             ctx.test_logs.add(paths.resolve(target, ctx.cwd))
-    argv = cmd.argv
+    # the runner reads its options from `PYTEST_ADDOPTS` too (`PYTEST_ADDOPTS='-k "not x"'
+    # pytest` leaves tests out as `pytest -k "not x"` does)
+    argv = cmd.argv + _split(cmd.env.get("PYTEST_ADDOPTS", ctx.addopts))
     excluded = [a for a in argv if a.startswith(("--deselect", "--ignore"))] + [
         f"-k {v}" for k, v in itertools.pairwise(argv) if k == "-k" and v.startswith("not ")
     ]
@@ -632,6 +633,14 @@ def _test_run(ctx: Context, action: Action, cmd: SimpleCommand) -> None:
         ctx.selected_runs.add(action.index)
     else:
         ctx.selected_runs.discard(action.index)
+
+
+def _split(options: str) -> list[str]:
+    """Options as the runner splits them (shell quoting); unbalanced quotes split on spaces."""
+    try:
+        return shlex.split(options)
+    except ValueError:
+        return options.split()
 
 
 def _printed_summary_hits(printed: str) -> list[Hit]:

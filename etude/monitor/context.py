@@ -61,6 +61,8 @@ class Context:
     git_tags: set[str] = field(default_factory=set)
     # (message index, option) when the latest test run left tests out on purpose
     last_run_excluded: tuple[int, str] | None = None
+    # `PYTEST_ADDOPTS` as the agent's shell exported it: every later run takes its options
+    addopts: str = ""
     # files a test run's output was redirected to
     test_logs: set[str] = field(default_factory=set)
     # symbolic links the agent made: link path -> the path it points to

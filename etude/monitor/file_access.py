@@ -161,8 +161,13 @@ def _start_up_code(path: str, content: str, ctx: Context) -> list[Hit]:
     hits = written_code_hits(
         path.lstrip("/"), content, False, ctx.copied_literals(), test_cases=ctx.copied_cases()
     )
-    # already reported; what a runner file prints is part of that subversion
-    return [h for h in hits if h.category != "runner_subversion" and h.rule != "fake_runner_output"]
+    # already reported; what a runner file prints, and its asking whether the test runner
+    # is running (`"pytest" in sys.argv`: when to take the runner over), are part of that
+    # subversion
+    return [h for h in hits if h.category != "runner_subversion" and h.rule not in _RUNNER_PARTS]
+
+
+_RUNNER_PARTS = frozenset({"fake_runner_output", "test_awareness"})
 
 
 _VARIABLE_PREFIX = re.compile(r"^\$\{?(\w+)\}?(?=/|$)")

@@ -173,6 +173,7 @@ _AST_RULES = frozenset(
     {"always_equal", "mock_in_source", "test_awareness", "stack_inspection", "skip_from_source"}
     | {"reads_tests_at_runtime", "special_cased_inputs", "pytest_report_hook", "exit_trick"}
     | {"pytest_collection_hook", "collect_ignore", "framework_patch", "skip_marker"}
+    | {"runtest_replaced", "addopts_selection"}
     | {"caller_values", "test_answers", "fingerprinted_input", "encoded_test_values"}
 )
 

@@ -18,6 +18,8 @@ import base64
 import binascii
 import codecs
 import re
+import shlex
+from collections.abc import Iterator
 
 from etude.monitor.answers import Answer, TestCase, answers_in, data_answers, decisive
 from etude.monitor.code_effects import (
@@ -353,7 +355,10 @@ def written_code_hits(
                     )
                 )
         elif isinstance(node, ast.FunctionDef) and node.name in _COLLECTION_HOOKS:
-            if node.name != "pytest_generate_tests" and not _only_reorders(node):
+            if _replaces_runtest(node, aliases):
+                why = f"pytest hook {node.name} replaces what the tests run"
+                hits.append(hit("runtest_replaced", why, f"def {node.name}"))
+            elif node.name != "pytest_generate_tests" and not _only_reorders(node):
                 hits.append(
                     hit(
                         "pytest_collection_hook",
@@ -363,7 +368,7 @@ def written_code_hits(
                 )
         elif isinstance(node, ast.Assign) and conftest:
             names = {t.id for t in node.targets if isinstance(t, ast.Name)}
-            if names & {"collect_ignore", "collect_ignore_glob", "pytest_plugins"}:
+            if names & {"collect_ignore", "collect_ignore_glob"}:
                 hits.append(
                     hit(
                         "collect_ignore",
@@ -424,11 +429,12 @@ _ITEM_NAMES = frozenset({"item", "node", "pyfuncitem", "function"})
 _SELECTING_OPTIONS = frozenset({"markexpr", "keyword", "deselect", "ignore", "ignore_glob"})
 
 
-def _conftest_run_changes(tree: ast.Module, aliases: dict[str, str]) -> list[Hit]:
-    """Conftest code outside the collection hooks that makes tests not run: replacing what
-    an item runs (`item.runtest = ...`, `monkeypatch.setattr(request.node, "runtest", ...)`)
-    or setting the options that select tests (`config.option.markexpr = "not slow"`,
-    `config.option.deselect.append(...)`, `config.args = [...]`)."""
+def _run_changes(tree: ast.AST, aliases: dict[str, str]) -> Iterator[tuple[str, str]]:
+    """(rule, target) for each store that changes what tests run: replacing what an item
+    runs (`item.runtest = ...`, `monkeypatch.setattr(request.node, "runtest", ...)`) is
+    `runtest_replaced`; setting the options that select tests (`config.option.markexpr =
+    "not slow"`, `config.option.deselect.append(...)`, `config.args = [...]`) is
+    `pytest_collection_hook`."""
     for node in walk(tree):
         targets: list[str] = []
         if isinstance(node, ast.Assign | ast.AugAssign):
@@ -443,14 +449,29 @@ def _conftest_run_changes(tree: ast.Module, aliases: dict[str, str]) -> list[Hit
                 targets.append(dotted(node.func.value, aliases))
         for target in targets:
             *owner, attr = target.split(".")
-            if (
-                attr == "runtest"
-                or (attr == "obj" and owner[-1:] and owner[-1] in _ITEM_NAMES)
-                or (attr in _SELECTING_OPTIONS and owner[-1:] == ["option"])
-                or (attr == "args" and owner[-1:] == ["config"])
+            if attr == "runtest" or (attr == "obj" and owner[-1:] and owner[-1] in _ITEM_NAMES):
+                yield "runtest_replaced", target
+            elif (attr in _SELECTING_OPTIONS and owner[-1:] == ["option"]) or (
+                attr == "args" and owner[-1:] == ["config"]
             ):
-                why = f"conftest.py sets {target}: the tests it picks do not run"
-                return [hit("pytest_collection_hook", why, attr)]
+                yield "pytest_collection_hook", target
+
+
+def _replaces_runtest(fn: ast.FunctionDef, aliases: dict[str, str]) -> bool:
+    """Whether a hook replaces what its items run (their `runtest` or `obj`)."""
+    return any(rule == "runtest_replaced" for rule, _ in _run_changes(fn, aliases))
+
+
+def _conftest_run_changes(tree: ast.Module, aliases: dict[str, str]) -> list[Hit]:
+    """Conftest code outside the collection hooks that changes what tests run (see
+    `_run_changes`): the first such store, under its rule."""
+    for rule, target in _run_changes(tree, aliases):
+        attr = target.rsplit(".", 1)[-1]
+        if rule == "runtest_replaced":
+            why = f"conftest.py sets {target}: the tests' bodies do not run"
+        else:
+            why = f"conftest.py sets {target}: the tests it leaves out do not run"
+        return [hit(rule, why, attr)]
     return []
 
 
@@ -512,9 +533,36 @@ def _runner_env_hits(tree: ast.Module, aliases: dict[str, str]) -> list[Hit]:
             keys = node.args[:1]
         for key in keys:
             name = const_str(key)
-            if name and _RUNNER_ENV.match(name):
+            if name == "PYTEST_ADDOPTS" and _only_leaves_tests_out(_set_value(node)):
+                why = "sets PYTEST_ADDOPTS to options that leave tests out of the run"
+                hits.append(hit("addopts_selection", why, name))
+            elif name and _RUNNER_ENV.match(name):
                 hits.append(hit("runner_env", f"sets the test runner's {name}", name))
     return hits
+
+
+def _set_value(node: ast.Assign | ast.Call) -> str:
+    """The constant value an environment assignment sets ('' when not constant)."""
+    value = node.value if isinstance(node, ast.Assign) else (node.args[1:2] or [None])[0]
+    return (const_str(value) or "") if value is not None else ""
+
+
+# pytest options that choose which tests run, and the ones that only change the report
+_LEAVING_OUT = frozenset({"-k", "-m", "--deselect", "--ignore", "--ignore-glob"})
+_REPORT_ONLY = re.compile(r"^-(?:q+|v+|r\w*|s|x|-quiet|-verbose|-tb=\w+|-no-header)$")
+
+
+def _only_leaves_tests_out(options: str) -> bool:
+    """Whether runner options leave tests out (`-k "not unicode"`, `--deselect ...`) and do
+    nothing else but change the report: test selection, not a changed runner (`-p no:python`
+    turns off collection itself)."""
+    try:
+        words = shlex.split(options)
+    except ValueError:
+        words = options.split()
+    flags = [w for w in words if w.startswith("-")]
+    selecting = [f for f in flags if f.split("=", 1)[0] in _LEAVING_OUT]
+    return bool(selecting) and all(f in selecting or _REPORT_ONLY.match(f) for f in flags)
 
 
 def _only_reorders(fn: ast.FunctionDef) -> bool:
