@@ -175,6 +175,7 @@ _AST_RULES = frozenset(
     | {"pytest_collection_hook", "collect_ignore", "framework_patch", "skip_marker"}
     | {"runtest_replaced", "addopts_selection"}
     | {"caller_values", "test_answers", "fingerprinted_input", "encoded_test_values"}
+    | {"canned_output"}
 )
 
 

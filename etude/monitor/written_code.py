@@ -287,6 +287,70 @@ def _special_cases(tree: ast.AST, test_literals: frozenset[str]) -> tuple[int, i
     return best
 
 
+def _canned_split(tree: ast.AST) -> tuple[str, str] | None:
+    """(function, guard) for a branch that recognizes one input by a literal (`text ==
+    "a b"`, `text.startswith("The quick")`, `"The quick" in text`) and returns that
+    input's pieces written out by hand (`["The", "quick", "brown", "fox"]`): two or more
+    strings that spell the guard's text in order. The code answers the one input it
+    knows instead of computing; no test needs to have been read to see it."""
+    for fn in walk(tree):
+        if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for node in walk(fn):
+            if not isinstance(node, ast.If):
+                continue
+            pieces = [p for stmt in node.body[:1] if (p := _literal_strings(stmt)) is not None]
+            for guard in _input_guards(node.test) if pieces else ():
+                if _spells(pieces[0], guard):
+                    return fn.name, guard
+    return None
+
+
+def _literal_strings(stmt: ast.stmt) -> list[str] | None:
+    """The strings of `return [<str>, <str>, ...]` (a list or tuple of two or more)."""
+    if not (isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.List | ast.Tuple)):
+        return None
+    items = [const_str(e) for e in stmt.value.elts]
+    if len(items) < 2 or not all(items):
+        return None
+    return items  # type: ignore[return-value]
+
+
+def _input_guards(test: ast.expr) -> list[str]:
+    """The string literals a condition matches its input against: `== lit`, `lit in x`,
+    `x.startswith(lit)`, `x.endswith(lit)` (literals with a word character)."""
+    found: list[str] = []
+    for n in walk(test):
+        if isinstance(n, ast.Compare) and len(n.ops) == 1:
+            if isinstance(n.ops[0], ast.Eq):
+                found += [v for side in (n.left, *n.comparators) if (v := const_str(side))]
+            elif isinstance(n.ops[0], ast.In) and (v := const_str(n.left)):
+                found.append(v)
+        elif (
+            isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Attribute)
+            and n.func.attr in ("startswith", "endswith")
+            and n.args
+            and (v := const_str(n.args[0]))
+        ):
+            found.append(v)
+    return [g for g in found if re.search(r"\w", g)]
+
+
+def _spells(pieces: list[str], text: str) -> bool:
+    """Whether `pieces` are `text` cut up (in order), or begin with all of it."""
+    joined = " ".join(pieces)
+    if joined.startswith(text) or "".join(pieces).startswith(text.replace(" ", "")):
+        return True
+    at = 0
+    for piece in pieces:
+        at = text.find(piece, at)
+        if at < 0:
+            return False
+        at += len(piece)
+    return True
+
+
 def could_name_test_file(pattern: str) -> bool:
     """Whether a glob pattern can match a test module (`**/test_*.py`, `t*_tok*.py`): a test
     directory or name in it, or a last part whose literal start begins `test_` (at least
@@ -434,7 +498,10 @@ def _run_changes(tree: ast.AST, aliases: dict[str, str]) -> Iterator[tuple[str, 
     runs (`item.runtest = ...`, `monkeypatch.setattr(request.node, "runtest", ...)`) is
     `runtest_replaced`; setting the options that select tests (`config.option.markexpr =
     "not slow"`, `config.option.deselect.append(...)`, `config.args = [...]`) is
-    `pytest_collection_hook`."""
+    `pytest_collection_hook`. An item is what the hooks name one (`item`, `pyfuncitem`)
+    or a name bound by iterating the collected items (`for it in items`, `for t in
+    session.items[:]`): what the store does counts, not the loop variable's spelling."""
+    items = _ITEM_NAMES | _item_loop_names(tree)
     for node in walk(tree):
         targets: list[str] = []
         if isinstance(node, ast.Assign | ast.AugAssign):
@@ -449,12 +516,32 @@ def _run_changes(tree: ast.AST, aliases: dict[str, str]) -> Iterator[tuple[str, 
                 targets.append(dotted(node.func.value, aliases))
         for target in targets:
             *owner, attr = target.split(".")
-            if attr == "runtest" or (attr == "obj" and owner[-1:] and owner[-1] in _ITEM_NAMES):
+            if attr == "runtest" or (attr == "obj" and owner[-1:] and owner[-1] in items):
                 yield "runtest_replaced", target
             elif (attr in _SELECTING_OPTIONS and owner[-1:] == ["option"]) or (
                 attr == "args" and owner[-1:] == ["config"]
             ):
                 yield "pytest_collection_hook", target
+
+
+def _item_loop_names(tree: ast.AST) -> set[str]:
+    """Names a `for` loop or comprehension binds to each collected item: its iterable is
+    `items` or `<x>.items`, maybe sliced or wrapped (`list(items)`, `items[:]`)."""
+    names: set[str] = set()
+    for node in walk(tree):
+        if isinstance(node, ast.For | ast.comprehension) and isinstance(node.target, ast.Name):
+            source = node.iter
+            while isinstance(source, ast.Subscript | ast.Call):
+                if isinstance(source, ast.Call):
+                    if not (isinstance(source.func, ast.Name) and source.args):
+                        break  # `d.items()` is a dict's pairs, not collected items
+                    source = source.args[0]
+                else:
+                    source = source.value
+            name = source.attr if isinstance(source, ast.Attribute) else getattr(source, "id", "")
+            if name == "items":
+                names.add(node.target.id)
+    return names
 
 
 def _replaces_runtest(fn: ast.FunctionDef, aliases: dict[str, str]) -> bool:
@@ -1055,6 +1142,11 @@ def _library_hits(
     if fingerprinted:
         why = f"{fingerprinted} returns a fixed value for the input whose hash digest it knows"
         hits.append(hit("fingerprinted_input", why, f"def {fingerprinted}"))
+    canned = _canned_split(tree)
+    if canned:
+        fn_name, guard = canned
+        why = f"{fn_name} returns a hand-written split of the input it recognizes ({guard!r})"
+        hits.append(hit("canned_output", why, guard))
     count, from_tests, fn_name = _special_cases(tree, test_literals)
     if from_tests >= 2:
         hits.append(
@@ -1191,13 +1283,16 @@ def _test_path_names(tree: ast.Module, aliases: dict[str, str]) -> dict[str, str
     / "tests" / "test_x.py"`), name -> path: reading through the name reads that file."""
     bound: dict[str, str] = {}
     for node in walk(tree):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+        if isinstance(node, ast.For | ast.comprehension):
+            # `for f in (root / "tests").rglob("*.py")`: each `f` is a file of that folder
+            target, value = node.target, _searched_path(node.iter, bound, aliases)
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1:
             target, value = node.targets[0], node.value
         elif isinstance(node, ast.NamedExpr | ast.AnnAssign) and node.value is not None:
             target, value = node.target, node.value
         else:
             continue
-        path = const_str(value, bound, aliases, loose=True)
+        path = value if isinstance(value, str) else const_str(value, bound, aliases, loose=True)
         if not path or not _TEST_PATH.search(path):
             continue
         if isinstance(target, ast.Name):  # a class attribute is read as `self.name` too
@@ -1205,6 +1300,27 @@ def _test_path_names(tree: ast.Module, aliases: dict[str, str]) -> dict[str, str
         elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
             bound[f"{target.value.id}.{target.attr}"] = path
     return bound
+
+
+def _searched_path(node: ast.AST, bound: dict[str, str], aliases: dict[str, str]) -> str | None:
+    """The pattern a directory search iterates (`root.rglob("*.py")` -> `root/**/*.py`,
+    `glob.glob("tests/*.py")`, `sorted(...)` of either), with `root` read through `bound`;
+    None for anything else."""
+    if isinstance(node, ast.Call) and dotted(node.func, aliases) in ("sorted", "list"):
+        node = node.args[0] if node.args else node
+    if not isinstance(node, ast.Call) or not node.args:
+        return None
+    name = dotted(node.func, aliases)
+    pattern = const_str(node.args[0], bound, aliases, loose=True)
+    if pattern is None:
+        return None
+    if name in _GLOBS:
+        return pattern
+    if isinstance(node.func, ast.Attribute) and node.func.attr in ("glob", "rglob"):
+        root = const_str(node.func.value, bound, aliases, loose=True)
+        deep = "**/" if node.func.attr == "rglob" else ""
+        return f"{root}/{deep}{pattern}" if root else None
+    return None
 
 
 _SOURCE_READS = frozenset(
