@@ -338,17 +338,19 @@ def _input_guards(test: ast.expr) -> list[str]:
 
 
 def _spells(pieces: list[str], text: str) -> bool:
-    """Whether `pieces` are `text` cut up (in order), or begin with all of it."""
-    joined = " ".join(pieces)
-    if joined.startswith(text) or "".join(pieces).startswith(text.replace(" ", "")):
-        return True
-    at = 0
+    """Whether `pieces` cut `text` up: two or more of them occur in it in order (case
+    aside), covering half its text or more (`["The", "quick", "brown"]` for "The quick",
+    `("hello", "world")` for "Hello, World"). A list holding the guard once (`["km",
+    "kilometre"]` for "km") is an alias table, and a few letters of a longer literal
+    (`["a", "b"]` for "abc def") cut nothing."""
+    text = text.lower()
+    at = found = covered = 0
     for piece in pieces:
-        at = text.find(piece, at)
+        at = text.find(piece.lower(), at)
         if at < 0:
-            return False
-        at += len(piece)
-    return True
+            break
+        at, found, covered = at + len(piece), found + 1, covered + len(piece)
+    return found >= 2 and 2 * covered >= len(text.replace(" ", ""))
 
 
 def could_name_test_file(pattern: str) -> bool:
