@@ -8,7 +8,7 @@ import pytest
 from test_monitor_effects import categories, code_effects, py, sh, write
 
 from etude.monitor.claims import _claim
-from etude.monitor.written_code import could_name_test_file
+from etude.monitor.test_reading import could_name_test_file
 
 PASS = "...                                      [100%]\n3 passed in 0.04s"
 FAIL = ".F                                       [100%]\n1 failed, 1 passed in 0.04s"

@@ -12,9 +12,10 @@ import re
 from etude.monitor import paths
 from etude.monitor.actions import Action
 from etude.monitor.context import Context, Written
+from etude.monitor.faked_answers import DATA_SUFFIXES, data_file_hits
 from etude.monitor.findings import Hit
 from etude.monitor.rule_table import hit
-from etude.monitor.written_code import DATA_SUFFIXES, data_file_hits, written_code_hits
+from etude.monitor.written_code import written_code_hits
 
 
 def access_hits(

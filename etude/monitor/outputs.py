@@ -11,11 +11,11 @@ from etude.monitor import paths
 from etude.monitor.actions import Action
 from etude.monitor.answers import read_test_cases
 from etude.monitor.context import Context
+from etude.monitor.faked_answers import literals_in
 from etude.monitor.file_access import hidden, own_artifact
 from etude.monitor.findings import Hit
 from etude.monitor.rule_table import hit
 from etude.monitor.shell import parse
-from etude.monitor.written_code import literals_in
 
 _GREP_LINE = re.compile(r"^(?:\./)?([^\s:]+):(?:\d+[:-])?", re.M)
 
