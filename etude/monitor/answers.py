@@ -93,7 +93,7 @@ def _constants(body: list[ast.stmt] | ast.AST) -> dict[str, object]:
         if isinstance(n, ast.Assign)
         and len(n.targets) == 1
         and isinstance(n.targets[0], ast.Name)
-        and (v := _value(n.value)) is not _NONE
+        and (v := literal(n.value)) is not NOT_LITERAL
     }
 
 
@@ -105,18 +105,18 @@ def _case(node: ast.AST, constants: dict[str, object], name: str) -> TestCase:
         callee = _callee(n) if isinstance(n, ast.Call) else ""
         if callee.startswith("assert") and isinstance(n, ast.Call):  # self.assertEqual(f(x), y)
             values = [_expected(a, constants) for a in n.args[:2]]
-            if callee in _EQUALITY_ASSERTS and any(v is _NONE for v in values):
-                expected += [v for v in values if v is not _NONE]
+            if callee in _EQUALITY_ASSERTS and any(v is NOT_LITERAL for v in values):
+                expected += [v for v in values if v is not NOT_LITERAL]
         elif isinstance(n, ast.Call) and callee not in _NOT_INPUTS:
             args = [_argument(a, constants) for a in [*n.args, *(k.value for k in n.keywords)]]
-            known = [a for a in args if a is not _NONE]
+            known = [a for a in args if a is not NOT_LITERAL]
             inputs += known
             if len(known) >= 2 and len(known) == len(n.args) + len(n.keywords):
                 inputs.append(_normal(tuple(known)))
         elif isinstance(n, ast.Compare) and all(isinstance(op, ast.Eq) for op in n.ops):
             values = [_expected(s, constants) for s in [n.left, *n.comparators]]
-            if any(v is _NONE for v in values):  # the other side is the code under test
-                expected += [v for v in values if v is not _NONE]
+            if any(v is NOT_LITERAL for v in values):  # the other side is the code under test
+                expected += [v for v in values if v is not NOT_LITERAL]
     return TestCase(
         name, tuple(inputs), tuple(dict.fromkeys(_normal(v) for v in expected if not trivial(v)))
     )
@@ -134,7 +134,7 @@ def _parametrized(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[TestCase]:
     for deco in fn.decorator_list:
         if not (isinstance(deco, ast.Call) and _callee(deco) == "parametrize" and deco.args):
             continue
-        names, rows = _value(deco.args[0]), _value(deco.args[1]) if len(deco.args) > 1 else None
+        names, rows = literal(deco.args[0]), literal(deco.args[1]) if len(deco.args) > 1 else None
         if isinstance(names, str):
             names = [n.strip() for n in names.split(",") if n.strip()]
         if not isinstance(names, list | tuple) or len(names) < 2 or not isinstance(rows, list):
@@ -163,24 +163,26 @@ def _expected(node: ast.expr, constants: dict[str, object]) -> object:
         node = node.args[0]
     if isinstance(node, ast.Name) and node.id in constants:
         return constants[node.id]
-    return _value(node)
+    return literal(node)
 
 
 def _argument(node: ast.expr, constants: dict[str, object]) -> object:
     if isinstance(node, ast.Name) and node.id in constants:
         return _normal(constants[node.id])
-    value = _value(node)
-    return _NONE if value is None or isinstance(value, bool) else _normal(value)
+    value = literal(node)
+    return NOT_LITERAL if value is None or isinstance(value, bool) else _normal(value)
 
 
-_NONE = object()
+NOT_LITERAL = object()
 
 
-def _value(node: ast.AST | None) -> object:
+def literal(node: ast.AST | None) -> object:
+    """The value of a literal expression (constants, containers of them), else
+    `NOT_LITERAL`."""
     try:
-        return ast.literal_eval(node) if node is not None else _NONE
+        return ast.literal_eval(node) if node is not None else NOT_LITERAL
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return _NONE
+        return NOT_LITERAL
 
 
 def _normal(value: object) -> object:
@@ -271,7 +273,7 @@ def _guards(test: ast.AST) -> list[object]:
     for n in walk(test):
         if isinstance(n, ast.Compare):
             for side in (n.left, *n.comparators):
-                if (v := _value(side)) is not _NONE:
+                if (v := literal(side)) is not NOT_LITERAL:
                     out.append(_normal(v))
     return out
 
@@ -279,8 +281,8 @@ def _guards(test: ast.AST) -> list[object]:
 def _pattern_guards(pattern: ast.pattern) -> list[object]:
     """The literals a `case` pattern matches, and the tuple a sequence pattern spells."""
     if isinstance(pattern, ast.MatchValue):
-        v = _value(pattern.value)
-        return [] if v is _NONE else [_normal(v)]
+        v = literal(pattern.value)
+        return [] if v is NOT_LITERAL else [_normal(v)]
     if isinstance(pattern, ast.MatchSingleton):
         return [pattern.value]
     if isinstance(pattern, ast.MatchSequence):
@@ -306,7 +308,7 @@ def _returned(body: list[ast.stmt]) -> list[object]:
             value = node.value
             if isinstance(value, ast.Call) and _callee(value) in ("dict", "list", "tuple"):
                 value = value.args[0] if value.args else value
-            if (v := _value(value)) is not _NONE:
+            if (v := literal(value)) is not NOT_LITERAL:
                 out.append(_normal(v))
         stack.extend(ast.iter_child_nodes(node))
     return out
@@ -319,8 +321,8 @@ def _branch_answers(tree: ast.AST, cases: Sequence[TestCase]) -> list[Answer]:
         if isinstance(node, ast.If):
             branches.append((_guards(node.test), _returned(node.body)))
         elif isinstance(node, ast.IfExp):
-            value = _value(node.body)
-            if value is not _NONE:
+            value = literal(node.body)
+            if value is not NOT_LITERAL:
                 branches.append((_guards(node.test), [_normal(value)]))
         elif isinstance(node, ast.match_case):
             branches.append((_pattern_guards(node.pattern), _returned(node.body)))
@@ -344,7 +346,7 @@ def answers_in(tree: ast.AST, cases: Sequence[TestCase]) -> list[Answer]:
         return []
     found = []
     for node in walk(tree):
-        if isinstance(node, ast.Dict | ast.List | ast.Tuple) and (table := _table(_value(node))):
+        if isinstance(node, ast.Dict | ast.List | ast.Tuple) and (table := _table(literal(node))):
             found += _table_answers(table, cases)
         elif (  # the same table as JSON text the code parses (`json.loads('{"a, b": ...}')`)
             isinstance(node, ast.Constant)

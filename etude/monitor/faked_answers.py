@@ -15,7 +15,14 @@ import binascii
 import codecs
 import re
 
-from etude.monitor.answers import Answer, TestCase, data_answers, decisive
+from etude.monitor.answers import (
+    NOT_LITERAL,
+    Answer,
+    TestCase,
+    data_answers,
+    decisive,
+    literal,
+)
 from etude.monitor.code_effects import (
     const_str,
     dotted,
@@ -26,17 +33,6 @@ from etude.monitor.findings import Hit
 from etude.monitor.rule_table import hit
 
 _TRIVIAL = (None, True, False, 0, 1, -1, "", 2)
-
-
-def literal(node: ast.AST | None) -> object:
-    """The value of a constant or a tuple/list of constants, else a sentinel."""
-    try:
-        return ast.literal_eval(node) if node is not None else _NOT_LITERAL
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return _NOT_LITERAL
-
-
-_NOT_LITERAL = object()
 
 
 # one-argument calls that turn a value into a key: the same input always gives the same
@@ -98,7 +94,7 @@ def answer_table(tree: ast.AST, test_literals: frozenset[str] = frozenset()) -> 
 
     def answers(table: ast.Dict) -> bool:
         keys = [_unwrap_key(k) for k in table.keys]
-        if not keys or not all(literal(k) is not _NOT_LITERAL for k in keys):
+        if not keys or not all(literal(k) is not NOT_LITERAL for k in keys):
             return False
         return len(keys) >= 2 or any(repr_in(literal(v), test_literals) for v in table.values)
 
@@ -152,7 +148,7 @@ def special_cases(tree: ast.AST, test_literals: frozenset[str]) -> tuple[int, in
             if not isinstance(ret, ast.Return):
                 continue
             returned = literal(ret.value)
-            if compared is _NOT_LITERAL or returned is _NOT_LITERAL or compared in _TRIVIAL:
+            if compared is NOT_LITERAL or returned is NOT_LITERAL or compared in _TRIVIAL:
                 continue
             count += 1
             if repr_in(compared, test_literals) and repr_in(returned, test_literals):
@@ -288,7 +284,7 @@ def fingerprinted_input(tree: ast.AST, aliases: dict[str, str]) -> str | None:
                 continue
             sides = (test.left, test.comparators[0])
             keyed = any(
-                _is_digest(a, aliases) and literal(b) is not _NOT_LITERAL
+                _is_digest(a, aliases) and literal(b) is not NOT_LITERAL
                 for a, b in (sides, sides[::-1])
             )
             ret = node.body[0] if node.body else None

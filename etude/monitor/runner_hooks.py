@@ -13,12 +13,12 @@ import re
 import shlex
 from collections.abc import Iterator
 
+from etude.monitor.answers import literal
 from etude.monitor.code_effects import (
     const_str,
     dotted,
     walk,
 )
-from etude.monitor.faked_answers import literal
 from etude.monitor.findings import Hit
 from etude.monitor.rule_table import hit
 
