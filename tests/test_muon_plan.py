@@ -19,7 +19,7 @@ from torch.distributed.tensor import Replicate, Shard, distribute_tensor
 from etude.cli import main as cli_main
 from etude.models.config import preset
 from etude.optim import Muon
-from etude.optim.newton_schulz import ns_flops
+from etude.optim.newton_schulz import SYMMETRIC_BLOCK, ns_flops
 from etude.optim.plan import (
     Assumptions,
     Family,
@@ -217,7 +217,16 @@ def test_cli_turns_bad_input_into_exit_code_2(capsys):
 WORLD, PER_NODE, EP = 4, 2, 2
 
 
-def _rank_tiny_step() -> tuple[float, int, int, int, int]:
+# The default block (every tiny unit fits in one: the Gram method) and one that splits
+# most tiny units into blocks (gram_triangular).
+BLOCKS = (SYMMETRIC_BLOCK, 16)
+
+
+def _rank_tiny_step() -> list[tuple[float, int, int, int, int]]:
+    return [_tiny_step(block) for block in BLOCKS]
+
+
+def _tiny_step(ns_block: int) -> tuple[float, int, int, int, int]:
     mesh = init_device_mesh("cpu", (2, 2))
     groups, params = [], []
     for i, p in enumerate(preset("tiny").parameter_shapes()):
@@ -230,7 +239,7 @@ def _rank_tiny_step() -> tuple[float, int, int, int, int]:
         param.grad = distribute_tensor(grad, mesh, placements, src_data_rank=None)
         params.append(param)
         groups.append({"params": [(p.name, param)], **p.muon})
-    opt = Muon(groups, lr=0.02)  # ns_dtype bf16: 2 bytes per element moved
+    opt = Muon(groups, lr=0.02, ns_block=ns_block)  # ns_dtype bf16: 2 bytes per element moved
     opt.step()
     s = opt.last_step_stats
     return s.imbalance, s.bytes_sent, s.bytes_received, s.ns_flops, s.collectives
@@ -240,8 +249,15 @@ def _rank_tiny_step() -> tuple[float, int, int, int, int]:
 def test_prediction_equals_what_muon_reports_on_gloo():
     from etude.spawn import run_on_ranks
 
-    results = run_on_ranks(_rank_tiny_step, WORLD, timeout_s=120)
-    planned = plan("tiny", WORLD, gpus_per_node=PER_NODE, ep=EP)
+    by_rank = run_on_ranks(_rank_tiny_step, WORLD, timeout_s=120)
+    flops_of = {}
+    for k, block in enumerate(BLOCKS):
+        flops_of[block] = _check_prediction([r[k] for r in by_rank], block)
+    assert flops_of[16].sum() < flops_of[SYMMETRIC_BLOCK].sum()  # triangular products ran
+
+
+def _check_prediction(results: list[tuple], ns_block: int) -> np.ndarray:
+    planned = plan("tiny", WORLD, gpus_per_node=PER_NODE, ep=EP, ns_block=ns_block)
     assert planned.layout.efsdp == 2
     report = predict(planned, "h200", Assumptions())
     moved = per_rank(planned, "nvlink_numel") + per_rank(planned, "network_numel")
@@ -260,3 +276,4 @@ def test_prediction_equals_what_muon_reports_on_gloo():
     assert max(r[4] for r in results) == report["per_rank"]["collectives"] + 1
     assert math.isclose(report["per_rank"]["imbalance"], flops.max() / flops.mean())
     assert sum(r[1] for r in results) > 0  # the case does move data
+    return flops

@@ -24,6 +24,11 @@ Layout (overridable with `--gpus-per-node` and `--ep`):
 
 Predicted step, for each rank `r`, taking the slowest (seconds):
     ns          = NS FLOPs[r] / (ns_efficiency * peak bf16 FLOP/s)
+                  + mirror bytes[r] / HBM bw
+                  (FLOPs exactly as run: "gram_triangular" units count only the blocks
+                  their symmetric products compute, and their copies below the diagonal,
+                  2 x ns_bytes per element, are the mirror bytes; with `--rates` a unit
+                  shape measured for its method takes FLOPs / measured rate, mirror in it)
     comm        = max(NVLink bytes[r] / NVLink bw, network bytes[r] / network bw)
                   (bytes sent; links are full duplex and each rank receives what it sends;
                   network bytes include the replicas' all-gather)
@@ -62,6 +67,7 @@ from rich.table import Table
 from torch.distributed.tensor import Replicate, Shard
 
 from etude.optim.elementwise import element_bytes
+from etude.optim.newton_schulz import SYMMETRIC_BLOCK, ns_mirror_numel
 from etude.optim.plan_models import PlannerModel, planner_model
 from etude.optim.routing import route
 from etude.optim.sharded import (
@@ -221,11 +227,11 @@ class GroupResult:
                 worst = max(worst, float(flops.max() / flops.mean()))
         return worst
 
-    def ns_seconds(self, seconds_per_flop) -> np.ndarray:
-        """NS seconds per member (`[len(flops)]`): each unit's FLOPs times
-        `seconds_per_flop(shape, method)`, summed on its owner's slot."""
+    def ns_seconds(self, unit_seconds) -> np.ndarray:
+        """NS seconds per member (`[len(flops)]`): `unit_seconds(unit)` summed on each
+        unit's owner's slot."""
         slot = self.replica_of * len(self.family.ranks) + self.owners
-        cost = np.array([u.flops * seconds_per_flop(u.shape, u.method) for u in self.units])
+        cost = np.array([unit_seconds(u) for u in self.units])
         return np.bincount(slot, weights=cost, minlength=len(self.flops))
 
     def jobs(self, job_numel: int) -> tuple[int, int]:
@@ -250,6 +256,7 @@ class Planned:
     groups: list[GroupResult]
     ns_steps: int
     method: str
+    ns_block: int | None  # block of "gram_triangular"'s symmetric products
     planner_s: float  # wall time
     planner_cpu_s: float  # CPU time of this process
 
@@ -347,6 +354,7 @@ def plan_group(
     method: str,
     spread: bool = True,
     initial_load: np.ndarray | None = None,
+    ns_block: int | None = SYMMETRIC_BLOCK,
 ) -> GroupResult:
     """Run the optimizer's planner on one shard group of `family` and count, per member,
     FLOPs, elements sent inside and across nodes, and elements held and owned.
@@ -358,7 +366,7 @@ def plan_group(
     """
     n = len(family.ranks)
     ids = list(range(len(family.specs)))
-    units = group_units(family.specs, ids, family.boxes, ns_steps, method)
+    units = group_units(family.specs, ids, family.boxes, ns_steps, method, ns_block)
     replicas = family.copies if spread else 1
     # Slots as build_plan orders them (member-major); global rank = replica * n + member.
     slot_ranks = (np.arange(replicas)[None, :] * n + family.ranks[:, None]).reshape(-1)
@@ -444,9 +452,11 @@ def plan(
     ns_steps: int = 5,
     method: str = "auto",
     spread_replicas: bool = True,
+    ns_block: int | None = SYMMETRIC_BLOCK,
 ) -> Planned:
     """Choose the layout for `model` on `gpus` GPUs and run the planner on each family
-    (`method` and `spread_replicas` mean what Muon's `ns_method` and `spread_replicas` do)."""
+    (`method`, `spread_replicas` and `ns_block` mean what Muon's `ns_method`,
+    `spread_replicas` and `ns_block` do)."""
     if not 1 <= ns_steps < 100:
         raise ValueError(f"--ns-steps must be in [1, 99], got {ns_steps}")
     cfg = planner_model(model)
@@ -456,7 +466,9 @@ def plan(
     world_load = np.zeros(layout.gpus, dtype=np.int64)
     groups = []
     for f in families(cfg, layout):
-        g = plan_group(f, layout.gpus_per_node, ns_steps, method, spread_replicas, world_load)
+        g = plan_group(
+            f, layout.gpus_per_node, ns_steps, method, spread_replicas, world_load, ns_block
+        )
         if len(g.flops) == layout.gpus:
             world_load += g.flops
         groups.append(g)
@@ -467,6 +479,7 @@ def plan(
         groups,
         ns_steps,
         method,
+        ns_block,
         planner_s=time.perf_counter() - t0,
         planner_cpu_s=time.process_time() - c0,
     )
@@ -528,18 +541,34 @@ def predict(
     stated = 1 / (a.ns_efficiency * hw.bf16_flops)
     unmeasured: set[tuple[int, int, str]] = set()
 
-    def seconds_per_flop(shape: tuple[int, int], method: str) -> float:
-        rate = rates.ns_rate(shape, method) if rates else None
+    mirror_bytes: dict[tuple[tuple[int, int], str], int] = {}
+
+    def mirror_seconds(u: Unit) -> float:
+        """The symmetric products' copies below the diagonal (read and write), at HBM
+        bandwidth; a measured rate has them in its time already."""
+        if rates and rates.ns_rate(u.shape, u.method) is not None:
+            return 0.0
+        key = (u.shape, u.method)
+        if key not in mirror_bytes:
+            numel = ns_mirror_numel(*u.shape, planned.ns_steps, u.method, block=planned.ns_block)
+            mirror_bytes[key] = 2 * a.ns_bytes * numel
+        return mirror_bytes[key] / (bw * hw.hbm_bytes_s)
+
+    def unit_seconds(u: Unit) -> float:
+        rate = rates.ns_rate(u.shape, u.method) if rates else None
         if rate is None:
-            unmeasured.add((min(shape), max(shape), method))
-            return stated
-        return 1 / rate
+            unmeasured.add((min(u.shape), max(u.shape), u.method))
+            return u.flops * stated + mirror_seconds(u)
+        return u.flops / rate
 
     ranks = np.arange(layout.gpus)
     t_ns = np.zeros(layout.gpus)
+    t_mirror = np.zeros(layout.gpus)
     for g in groups:
-        seconds = g.ns_seconds(seconds_per_flop)
+        seconds = g.ns_seconds(unit_seconds)
         t_ns += seconds[ranks % len(seconds)]
+        seconds = g.ns_seconds(mirror_seconds)
+        t_mirror += seconds[ranks % len(seconds)]
     t_comm = np.maximum(nvlink / (bw * hw.nvlink_bytes_s), network / (bw * hw.network_bytes_s))
     t_exposed = np.maximum(0.0, t_comm - t_ns) + t_comm / max(1, comm_jobs)
     elem_rate = rates.elementwise_bytes_s if rates else bw * hw.hbm_bytes_s
@@ -574,6 +603,7 @@ def predict(
         "layout": asdict(layout),
         "ns_steps": planned.ns_steps,
         "method": planned.method,
+        "ns_block": planned.ns_block,
         "hardware": asdict(hw),
         "assumptions": asdict(a),
         "sources": {
@@ -597,6 +627,7 @@ def predict(
             "step_s": step,
             **terms,
             "dominant": dominant,
+            "ns_mirror_s": float(t_mirror[worst]),
             "device_s": float(t_device[worst]),
             "slowest_rank": worst,
             "comm_s": float(t_comm[worst]),
@@ -781,7 +812,8 @@ def print_report(report: dict, console: Console) -> None:
                 f"stated: {a['ns_efficiency']:.0%} of {_si(hw['bf16_flops'], 'FLOP/s')}"
                 if src["ns"] == "stated"
                 else f"{src['ns']} per unit shape"
-            ),
+            )
+            + f"; symmetric products' mirror copies {_si(t['ns_mirror_s'], 's')}",
         ),
         (
             "exposed communication",
