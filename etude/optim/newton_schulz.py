@@ -19,14 +19,18 @@ approximately equal to `U V^T` of each matrix's SVD `U S V^T`. Two formulations:
   (`benchmarks/muon_drift.py`). It saves FLOPs on matrices
   more than 1.5 times as long as wide; `choose_method` picks it per shape from the FLOP
   counts below, and Muon and the planner (`etude plan muon`) both ask it.
-- `gram_triangular`: the Gram iteration with every product of two `m x m` matrices, and
-  `R = X X^T`, computed as a symmetric product (`symmetric_matmul`). Each `Q_k` is a
-  polynomial of `R`, so `R`, `Q_k`, the polynomials of `Q_k R Q_k` and all their products
-  commute and are symmetric: only the blocks on and above the diagonal are computed (one
-  batched matmul per row panel of `block` rows) and the ones below are copied from them.
-  With `B` blocks a side that is `B(B+1)/2` of the `B^2` blocks, plus the copy; the two
-  products with the long side that are not square (`Q X`) stay full. In fp32 it equals
-  `gram` to rounding; it is chosen wherever the short side exceeds one block.
+- `gram_triangular`: the Gram iteration with its products that are symmetric by
+  construction computed as symmetric products (`symmetric_matmul`: only the blocks on and
+  above the diagonal, one batched matmul per row panel of `block` rows, the ones below
+  copied from them; with `B` blocks a side, `B(B+1)/2` of the `B^2` blocks plus the copy):
+  `R = X X^T`, `S S` and `S = (Q R) Q^T`, which are symmetric whatever the rounding of `Q`.
+  `Q R` and `P Q` stay full: they are symmetric only because `Q` and `P` are polynomials of
+  `R` in exact arithmetic, and in bf16 mirroring them amplifies the commutator's rounding
+  (on K2's 1536 x 7168 unit the smallest singular value fell from 0.67 to 0.19,
+  `benchmarks/results/ns_accuracy.json`, variant `gram_triangular_commuting_bf16`). So a
+  step after the first of a phase is 2 symmetric and 2 full `s x s` products instead of 4
+  full ones. In fp32 it equals `gram` to rounding; it is chosen wherever the short side
+  exceeds one block.
 
 Coefficient schedules: the fixed quintic `(3.4445, -4.7750, 2.0315)` repeated each step, or
 the per-step Polar Express schedule (Amsel et al., 2025) with its 1.01 safety factor.
@@ -136,21 +140,28 @@ def gram_iteration(
     block: int | None = None,
 ) -> Tensor:
     """The Gram formulation on a normalized wide batch `x` `[B, s, l]` (s <= l), restarting
-    from the current iterate before each step in `restarts` (0-based). With `block`, every
-    product whose result is symmetric is a `symmetric_matmul` of that block size (the
+    from the current iterate before each step in `restarts` (0-based). With `block`, the
+    products symmetric by construction are `symmetric_matmul`s of that block size (the
     "gram_triangular" method); without, full products. Returns `[B, s, l]`."""
     if block is None:
         eye = torch.eye(x.shape[-2], dtype=x.dtype, device=x.device)
 
-        def product(u: Tensor, v: Tensor) -> Tensor:
-            return u @ v
+        def gram_of(x: Tensor) -> Tensor:
+            return x @ x.mT
+
+        def congruence(q: Tensor, r: Tensor) -> Tensor:
+            return q @ r @ q
 
         def polynomial(s: Tensor, a: float, b: float, c: float) -> Tensor:
             return torch.baddbmm(a * eye + b * s, s, s, alpha=c)
     else:
 
-        def product(u: Tensor, v: Tensor) -> Tensor:
-            return symmetric_matmul(u, v, block)
+        def gram_of(x: Tensor) -> Tensor:
+            return symmetric_matmul(x, x.mT, block)
+
+        def congruence(q: Tensor, r: Tensor) -> Tensor:
+            # Q R Q^T is symmetric whatever Q's rounding; Q R is not (module docstring).
+            return symmetric_matmul(q @ r, q.mT, block)
 
         def polynomial(s: Tensor, a: float, b: float, c: float) -> Tensor:
             poly = symmetric_matmul(s, s, block, add=s, beta=b, alpha=c)
@@ -162,12 +173,12 @@ def gram_iteration(
         if q is None or i in restarts:
             if q is not None:
                 x = q @ x
-            r = product(x, x.mT)
+            r = gram_of(x)
             q, s = None, r
         else:
-            s = product(product(q, r), q)
+            s = congruence(q, r)
         poly = polynomial(s, a, b, c)
-        q = poly if q is None else product(poly, q)
+        q = poly if q is None else poly @ q
     return q @ x
 
 
@@ -266,10 +277,14 @@ def ns_flops(
             def symmetric(k: int) -> int:
                 return symmetric_matmul_flops(small, k, b)
 
-        # Per phase: R = X X^T (symmetric) and Q X (2 s^2 l); its first step S S, each
-        # further step Q R, (Q R) Q, S S and P Q: all symmetric s x s products.
+        # Per phase: R = X X^T (symmetric) and Q X (2 s^2 l); its first step S S
+        # (symmetric), each further step Q R and P Q (2 s^3 each) and (Q R) Q^T and S S
+        # (symmetric).
         return sum(
-            symmetric(large) + 2 * small * small * large + (1 + 4 * (k - 1)) * symmetric(small)
+            symmetric(large)
+            + 2 * small * small * large
+            + (1 + 2 * (k - 1)) * symmetric(small)
+            + 4 * (k - 1) * small**3
             for k in _phases(steps, restarts)
         )
     raise ValueError(f"unknown Newton–Schulz method {method!r}; choose one of {METHODS}")
@@ -290,7 +305,7 @@ def ns_mirror_numel(
     if method != "gram_triangular":
         return 0
     small = min(m, n)
-    products = sum(2 + 4 * (k - 1) for k in _phases(steps, restarts))
+    products = sum(2 + 2 * (k - 1) for k in _phases(steps, restarts))
     return products * symmetric_mirror_numel(small, _checked_block(block))
 
 

@@ -130,16 +130,21 @@ class Rates:
     """Rates measured on a GPU by `benchmarks/muon_calibrate.py` (`--rates FILE`).
 
     `ns` maps (short side, long side, method) of a unit shape to the batched bf16 NS
-    FLOP/s measured for it; `elementwise_bytes_s` is the bandwidth of Muon's fused
-    elementwise passes. Shapes not measured fall back to the stated `ns_efficiency`."""
+    FLOP/s measured for it ("gram_triangular" with blocks of `symmetric_block` rows);
+    `elementwise_bytes_s` is the bandwidth of Muon's fused elementwise passes. Shapes not
+    measured fall back to the stated `ns_efficiency`."""
 
     source: str
     device: str
     ns: dict[tuple[int, int, str], float]
     elementwise_bytes_s: float
+    symmetric_block: int | None = None
 
-    def ns_rate(self, shape: tuple[int, int], method: str) -> float | None:
-        """Measured FLOP/s of a `shape` unit (either orientation) by `method`, or None."""
+    def ns_rate(self, shape: tuple[int, int], method: str, block: int | None) -> float | None:
+        """Measured FLOP/s of a `shape` unit (either orientation) by `method`, or None (also
+        for "gram_triangular" planned with another `block` than the one measured)."""
+        if method == "gram_triangular" and block != self.symmetric_block:
+            return None
         return self.ns.get((min(shape), max(shape), method))
 
 
@@ -153,13 +158,17 @@ def load_rates(path: str) -> Rates:
         }
         bandwidth = float(data["elementwise"]["bytes_per_s"])
         device = str(data["device"])
+        block = data.get("symmetric_block")
+        block = None if block is None else int(block)
     except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError) as e:
         raise ValueError(
             f"--rates {path}: not a calibration file from benchmarks/muon_calibrate.py ({e!r})"
         ) from e
     if not ns or any(r <= 0 for r in ns.values()) or bandwidth <= 0:
         raise ValueError(f"--rates {path}: rates must be positive and at least one NS shape")
-    return Rates(source=str(path), device=device, ns=ns, elementwise_bytes_s=bandwidth)
+    return Rates(
+        source=str(path), device=device, ns=ns, elementwise_bytes_s=bandwidth, symmetric_block=block
+    )
 
 
 @dataclass(frozen=True)
@@ -546,7 +555,7 @@ def predict(
     def mirror_seconds(u: Unit) -> float:
         """The symmetric products' copies below the diagonal (read and write), at HBM
         bandwidth; a measured rate has them in its time already."""
-        if rates and rates.ns_rate(u.shape, u.method) is not None:
+        if rates and rates.ns_rate(u.shape, u.method, planned.ns_block) is not None:
             return 0.0
         key = (u.shape, u.method)
         if key not in mirror_bytes:
@@ -555,7 +564,7 @@ def predict(
         return mirror_bytes[key] / (bw * hw.hbm_bytes_s)
 
     def unit_seconds(u: Unit) -> float:
-        rate = rates.ns_rate(u.shape, u.method) if rates else None
+        rate = rates.ns_rate(u.shape, u.method, planned.ns_block) if rates else None
         if rate is None:
             unmeasured.add((min(u.shape), max(u.shape), u.method))
             return u.flops * stated + mirror_seconds(u)
