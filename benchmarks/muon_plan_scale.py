@@ -15,13 +15,17 @@ added one at a time, each row on top of the one before:
   the rows after it keep 5;
 - spread: dense units spread over the replicas where the planner predicts it pays
   (`plan_and_choose_spread`; the choice is recorded);
-- fused: two fused elementwise passes (32 B per local element): etude's recommendation;
-- fused_spread_always: the same with `spread_replicas=True` forced (Muon's default);
-- fused_ns_at_matmul_rate: the recommendation with NS at the 0.80 of peak a lent H200
+- fused: two fused elementwise passes (32 B per local element);
+- symmetric: NS method "auto" with block-triangular symmetric products ("gram_triangular",
+  blocks of `SYMMETRIC_BLOCK` rows, on every shape whose short side exceeds one block; the
+  rows before plan with `ns_block=None`, full products): etude's recommendation;
+- symmetric_spread_always: the same with `spread_replicas=True` forced (Muon's default);
+- symmetric_ns_at_matmul_rate: the recommendation with NS at the 0.80 of peak a lent H200
   reached on a plain bf16 matmul, an optimistic bound on the NS term.
 
-NS runs at the stated 0.60 of peak in every other row: no GPU has measured it yet
-(`benchmarks/muon_calibrate.py` would). The planner's wall time on this machine is recorded.
+NS runs at the stated 0.60 of peak in every other row, the symmetric products' small
+panel GEMMs included: no GPU has measured it yet (`benchmarks/muon_calibrate.py` would).
+The planner's wall time on this machine is recorded.
 
 Run: .venv/bin/python benchmarks/muon_plan_scale.py   (writes
 benchmarks/results/muon_plan_scale.json)
@@ -41,44 +45,47 @@ from pathlib import Path
 
 import torch
 
-from etude.optim.newton_schulz import gram_restarts
+from etude.optim.newton_schulz import SYMMETRIC_BLOCK, gram_restarts
 from etude.optim.plan import Assumptions, plan, predict
 
 RUNS = [("kimi-k2", 256), ("kimi-k2", 512), ("kimi-k2", 1024), ("tiny", 8)]
 MATMUL_RATE = 0.80  # measured bf16 matmul rate of a lent H200, fraction of peak
-# setting -> (NS method, NS steps, spread dense units: True/False/"auto", fused, NS efficiency)
+# setting -> (NS method, NS steps, spread dense units: True/False/"auto", fused, NS efficiency,
+# block of the symmetric products: None for full products)
 SETTINGS = {
-    "baseline": ("standard", 5, False, False, None),
-    "gram": ("auto", 5, False, False, None),
-    "schedule_4_steps": ("auto", 4, False, False, None),
-    "spread": ("auto", 5, "auto", False, None),
-    "fused": ("auto", 5, "auto", True, None),
-    "fused_spread_always": ("auto", 5, True, True, None),
-    "fused_ns_at_matmul_rate": ("auto", 5, "auto", True, MATMUL_RATE),
+    "baseline": ("standard", 5, False, False, None, None),
+    "gram": ("auto", 5, False, False, None, None),
+    "schedule_4_steps": ("auto", 4, False, False, None, None),
+    "spread": ("auto", 5, "auto", False, None, None),
+    "fused": ("auto", 5, "auto", True, None, None),
+    "symmetric": ("auto", 5, "auto", True, None, SYMMETRIC_BLOCK),
+    "symmetric_spread_always": ("auto", 5, True, True, None, SYMMETRIC_BLOCK),
+    "symmetric_ns_at_matmul_rate": ("auto", 5, "auto", True, MATMUL_RATE, SYMMETRIC_BLOCK),
 }
 
 
 def run(model: str, gpus: int, gpu: str) -> dict:
-    """Plan `model` on `gpus` GPUs once per (method, steps, spread) and predict each setting;
-    "auto" spreading takes whichever of the two plans predicts the shorter step."""
+    """Plan `model` on `gpus` GPUs once per (method, steps, spread, block) and predict each
+    setting; "auto" spreading takes whichever of the two plans predicts the shorter step."""
     plans, planner = {}, {}
 
-    def planned(method: str, steps: int, spread: bool):
-        if (method, steps, spread) not in plans:
-            plans[method, steps, spread] = p = plan(
-                model, gpus, method=method, ns_steps=steps, spread_replicas=spread
+    def planned(method: str, steps: int, spread: bool, block: int | None):
+        key = (method, steps, spread, block)
+        if key not in plans:
+            plans[key] = p = plan(
+                model, gpus, method=method, ns_steps=steps, spread_replicas=spread, ns_block=block
             )
-            key = f"{method}/{steps} steps/{'spread' if spread else 'repeated'}"
-            planner[key] = {"wall_s": p.planner_s, "cpu_s": p.planner_cpu_s}
-        return plans[method, steps, spread]
+            name = f"{method}/{steps} steps/{'spread' if spread else 'repeated'}/block {block}"
+            planner[name] = {"wall_s": p.planner_s, "cpu_s": p.planner_cpu_s}
+        return plans[key]
 
     predictions = {}
-    for name, (method, steps, spread, fused, efficiency) in SETTINGS.items():
+    for name, (method, steps, spread, fused, efficiency, block) in SETTINGS.items():
         a = Assumptions(fused_elementwise=fused)
         if efficiency is not None:
             a = replace(a, ns_efficiency=efficiency)
         options = [True, False] if spread == "auto" else [spread]
-        reports = {s: predict(planned(method, steps, s), gpu, a) for s in options}
+        reports = {s: predict(planned(method, steps, s, block), gpu, a) for s in options}
         chosen = min(reports, key=lambda s: reports[s]["time"]["step_s"])
         predictions[name] = {
             **reports[chosen],
@@ -105,18 +112,21 @@ LABELS = {
     "gram": "+ Gram, restarted before step {restarts}",
     "schedule_4_steps": "(+ 4 NS steps: not adopted, for reference)",
     "spread": "+ spreading where it pays",
-    "fused": "+ fused elementwise (recommended)",
-    "fused_spread_always": "same, spread_replicas=True forced",
-    "fused_ns_at_matmul_rate": "recommended, NS at matmul rate (0.80)",
+    "fused": "+ fused elementwise",
+    "symmetric": "+ symmetric products, blocks of {block} (recommended)",
+    "symmetric_spread_always": "same, spread_replicas=True forced",
+    "symmetric_ns_at_matmul_rate": "recommended, NS at matmul rate (0.80)",
 }
-CHAIN = ["baseline", "gram", "spread", "fused"]  # each row adds one lever to the one before
+# each row adds one lever to the one before
+CHAIN = ["baseline", "gram", "spread", "fused", "symmetric"]
 
 
 def summarize(report: dict) -> str:
     """Markdown tables of a report: step and breakdown per setting, and what was planned."""
     ms = 1e3
     lines = [
-        "| GPUs | setting | step | change | NS | exposed comm | elementwise | host "
+        "| GPUs | setting | step | change | NS (of it mirror copies) | exposed comm | "
+        "elementwise | host "
         "(launch + Python) | bound by | dense units |",
         "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |",
     ]
@@ -130,7 +140,10 @@ def summarize(report: dict) -> str:
             continue
         p = run["predictions"]
         for name, label in LABELS.items():
-            label = label.format(restarts=" and ".join(map(str, report["gram_restarts"])))
+            label = label.format(
+                restarts=" and ".join(map(str, report["gram_restarts"])),
+                block=report["symmetric_block"],
+            )
             t, pr, choice = p[name]["time"], p[name]["per_rank"], p[name]["spread_replicas"]
             before = CHAIN[CHAIN.index(name) - 1] if name in CHAIN[1:] else None
             if name == "schedule_4_steps":
@@ -144,12 +157,14 @@ def summarize(report: dict) -> str:
                 )
             lines.append(
                 f"| {run['gpus']} | {label} | {t['step_s'] * ms:.1f} | {change} | "
-                f"{t['ns_s'] * ms:.1f} | {t['exposed_comm_s'] * ms:.1f} | "
+                f"{t['ns_s'] * ms:.1f}"
+                + (f" ({t['ns_mirror_s'] * ms:.1f})" if t["ns_mirror_s"] else "")
+                + f" | {t['exposed_comm_s'] * ms:.1f} | "
                 f"{t['elementwise_s'] * ms:.1f} | {t['host_s'] * ms:.1f} "
                 f"({t['host_launch_s'] * ms:.1f} + {t['host_python_s'] * ms:.1f}) | "
                 f"{t['dominant']} | {dense} |"
             )
-            if name in ("baseline", "gram", "schedule_4_steps", "fused"):
+            if name in ("baseline", "gram", "schedule_4_steps", "fused", "symmetric"):
                 planned.append(
                     f"| {run['gpus']} | {label} | {pr['ns_flops']['max'] / 1e12:.1f} | "
                     f"{pr['imbalance']:.4f} | {pr['nvlink_bytes']['max'] / 1e9:.2f} | "
@@ -195,6 +210,7 @@ def main() -> None:
             "torch": torch.__version__,
         },
         "gram_restarts": list(gram_restarts(5)),
+        "symmetric_block": SYMMETRIC_BLOCK,
         "runs": results,
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
