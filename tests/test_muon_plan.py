@@ -19,11 +19,20 @@ from torch.distributed.tensor import Replicate, Shard, distribute_tensor
 from etude.cli import main as cli_main
 from etude.models.config import preset
 from etude.optim import Muon
-from etude.optim.newton_schulz import SYMMETRIC_BLOCK, ns_flops
+from etude.optim.newton_schulz import (
+    QUINTIC,
+    SYMMETRIC_BLOCK,
+    coefficient_schedule,
+    newton_schulz,
+    ns_flops,
+)
 from etude.optim.plan import (
     Assumptions,
     Family,
+    _OpCounter,
     choose_layout,
+    ns_calls_per_rank,
+    ns_host_ops,
     per_rank,
     plan,
     plan_and_choose_spread,
@@ -136,6 +145,30 @@ def test_predicted_terms_follow_the_documented_formula():
 
 
 @pytest.mark.parametrize(
+    ("shape", "method", "block"),
+    [((24, 40), "gram_triangular", 5), ((40, 24), "gram", None), ((16, 16), "standard", 256)],
+)
+def test_ns_host_ops_are_the_ops_a_real_call_issues(shape, method, block):
+    g, schedule = torch.randn(3, *shape), coefficient_schedule(QUINTIC, 5)
+    with _OpCounter() as counter:
+        newton_schulz(g, schedule, method=method, block=block)
+    assert counter.ops == ns_host_ops(shape, 5, method, block)
+
+
+def test_host_term_counts_every_ns_call_op():
+    planned = plan("tiny", 16, gpus_per_node=4, ns_block=16)
+    a = Assumptions(job_numel=1 << 10)  # jobs of one or a few units
+    t = predict(planned, "h200", a)["time"]
+    calls, ops = ns_calls_per_rank(planned, a.job_numel)
+    assert calls.min() > 0 and ops.min() > calls.min()
+    host = t["host_launch_s"] + t["host_python_s"] + ops * a.host_per_op_s
+    assert t["host_s"] == pytest.approx(host.max())
+    # Larger jobs batch more units per call: fewer calls, never more.
+    fewer, _ = ns_calls_per_rank(planned, 1 << 30)
+    assert (fewer <= calls).all() and fewer.sum() < calls.sum()
+
+
+@pytest.mark.parametrize(
     ("kwargs", "message"),
     [
         ({"model": "nope", "gpus": 8}, "unknown model preset"),
@@ -222,11 +255,11 @@ WORLD, PER_NODE, EP = 4, 2, 2
 BLOCKS = (SYMMETRIC_BLOCK, 16)
 
 
-def _rank_tiny_step() -> list[tuple[float, int, int, int, int]]:
+def _rank_tiny_step() -> list[tuple[float, int, int, int, int, int]]:
     return [_tiny_step(block) for block in BLOCKS]
 
 
-def _tiny_step(ns_block: int) -> tuple[float, int, int, int, int]:
+def _tiny_step(ns_block: int) -> tuple[float, int, int, int, int, int]:
     mesh = init_device_mesh("cpu", (2, 2))
     groups, params = [], []
     for i, p in enumerate(preset("tiny").parameter_shapes()):
@@ -242,7 +275,7 @@ def _tiny_step(ns_block: int) -> tuple[float, int, int, int, int]:
     opt = Muon(groups, lr=0.02, ns_block=ns_block)  # ns_dtype bf16: 2 bytes per element moved
     opt.step()
     s = opt.last_step_stats
-    return s.imbalance, s.bytes_sent, s.bytes_received, s.ns_flops, s.collectives
+    return s.imbalance, s.bytes_sent, s.bytes_received, s.ns_flops, s.collectives, s.ns_calls
 
 
 @pytest.mark.dist
@@ -264,11 +297,13 @@ def _check_prediction(results: list[tuple], ns_block: int) -> np.ndarray:
     sent = (moved + per_rank(planned, "gather_sent_numel")) * 2
     received = (moved + per_rank(planned, "gather_received_numel")) * 2
     flops = per_rank(planned, "flops")
+    calls, _ = ns_calls_per_rank(planned, Assumptions().job_numel)
     imbalance = max(g.imbalance for g in planned.groups)
-    for rank, (imb, bytes_sent, bytes_received, ns, collectives) in enumerate(results):
+    for rank, (imb, bytes_sent, bytes_received, ns, collectives, ns_calls) in enumerate(results):
         assert imb <= imbalance
         assert (bytes_sent, bytes_received) == (sent[rank], received[rank])
         assert ns == flops[rank]
+        assert ns_calls == calls[rank]
         # One extra collective: Muon's check that ranks agree on which grads exist. The
         # report counts the busiest replica's jobs.
         assert collectives <= report["per_rank"]["collectives"] + 1

@@ -407,7 +407,14 @@ def _local(t: Tensor) -> Tensor:
 
 
 def _accumulate(total: StepStats, stats: StepStats) -> None:
-    for field_name in ("ns_flops", "ns_units", "bytes_sent", "bytes_received", "collectives"):
+    for field_name in (
+        "ns_flops",
+        "ns_units",
+        "ns_calls",
+        "bytes_sent",
+        "bytes_received",
+        "collectives",
+    ):
         setattr(total, field_name, getattr(total, field_name) + getattr(stats, field_name))
     total.comm_wait_s += stats.comm_wait_s
     total.ns_time_s += stats.ns_time_s

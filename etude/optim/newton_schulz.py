@@ -201,23 +201,26 @@ def symmetric_matmul(
     product is symmetric, and is wrong otherwise (nothing checks that it is)."""
     s = u.shape[-2]
     out = torch.empty(u.shape[0], s, s, dtype=torch.result_type(u, v), device=u.device)
+    # narrow() is one view op per dimension: the host issues every op of every panel.
     for start in range(0, s, block):
-        stop = min(start + block, s)
-        panel = out[:, start:stop, start:]
+        rows, cols = min(block, s - start), s - start
+        panel = out.narrow(1, start, rows).narrow(2, start, cols)
         if add is None:
-            torch.bmm(u[:, start:stop], v[:, :, start:], out=panel)
+            torch.bmm(u.narrow(1, start, rows), v.narrow(2, start, cols), out=panel)
             if alpha != 1.0:
                 panel.mul_(alpha)
         else:
             torch.baddbmm(
-                add[:, start:stop, start:],
-                u[:, start:stop],
-                v[:, :, start:],
+                add.narrow(1, start, rows).narrow(2, start, cols),
+                u.narrow(1, start, rows),
+                v.narrow(2, start, cols),
                 beta=beta,
                 alpha=alpha,
                 out=panel,
             )
-        out[:, stop:, start:stop] = panel[:, :, stop - start :].mT
+        if cols > rows:
+            below = out.narrow(1, start + rows, cols - rows).narrow(2, start, rows)
+            below.copy_(panel.narrow(2, rows, cols - rows).mT)
     return out
 
 

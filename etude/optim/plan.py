@@ -38,11 +38,14 @@ Predicted step, for each rank `r`, taking the slowest (seconds):
     elementwise = (local elements * element_bytes(4, ns_bytes, fused_elementwise)
                    + owned unit elements * 18 B) / HBM bw
     device      = ns + exposed + elementwise
-    host        = collectives * collective_overhead_s
+    host[r]     = collectives * collective_overhead_s
                   + sum over groups of comm jobs * members * host_per_member_s
                   (every member of a group takes part in each of the group's jobs, and the
                   runtime walks per-peer lists of length `members` several times per job)
-    step        = max(host, device)
+                  + NS host ops[r] * host_per_op_s
+                  (each batched NS call, one per job and unit shape a rank owns units of,
+                  issues `ns_host_ops` torch ops: counted on meta tensors)
+    step        = max(max host, device of the slowest rank)
                   (the host issues GPU work asynchronously: NCCL's wait() only orders streams)
 The slowest rank is the one with the largest device time. `dominant` names what bounds the
 step: "host", or the largest of NS, communication (`comm`, when it outlasts the NS it
@@ -55,6 +58,7 @@ their per-rank element count is reported.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import time
@@ -62,12 +66,20 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
+import torch
 from rich.console import Console
 from rich.table import Table
 from torch.distributed.tensor import Replicate, Shard
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from etude.optim.elementwise import element_bytes
-from etude.optim.newton_schulz import SYMMETRIC_BLOCK, ns_mirror_numel
+from etude.optim.newton_schulz import (
+    QUINTIC,
+    SYMMETRIC_BLOCK,
+    coefficient_schedule,
+    newton_schulz,
+    ns_mirror_numel,
+)
 from etude.optim.plan_models import PlannerModel, planner_model
 from etude.optim.routing import route
 from etude.optim.sharded import (
@@ -120,6 +132,10 @@ class Assumptions:
     # of pack_forward, the split sizes of both directions and unpack_back, timed at 1-2.5 us
     # on the 2-core development machine; a server core is taken to be as fast as the best.
     host_per_member_s: float = 1e-6
+    # Host time of one torch operation a batched NS call issues (views included): 1.4-1.8 us
+    # per op measured here on CPU tensors (benchmarks/ns_triangular.py), plus a CUDA
+    # launch for the ops that run a kernel; not measured on a GPU host.
+    host_per_op_s: float = 3e-6
     ns_bytes: int = 2  # bytes per element in transit (Muon's ns_dtype, bf16 by default)
     job_numel: int = 1 << 24  # Muon's job_numel (its default), elements per member per job
     fused_elementwise: bool = True  # Muon's default on CUDA: two compiled passes (elementwise.py)
@@ -242,6 +258,21 @@ class GroupResult:
         slot = self.replica_of * len(self.family.ranks) + self.owners
         cost = np.array([unit_seconds(u) for u in self.units])
         return np.bincount(slot, weights=cost, minlength=len(self.flops))
+
+    def ns_calls(self, job_numel: int) -> dict[tuple[tuple[int, int], str], np.ndarray]:
+        """Batched NS calls per member slot (`[len(flops)]`) for each (unit shape, method):
+        one per job and shape a member owns units of, with jobs cut as `build_plan` cuts
+        them."""
+        n = len(self.family.ranks)
+        calls: dict[tuple[tuple[int, int], str], np.ndarray] = {}
+        for replica in range(self.replicas):
+            share = np.flatnonzero(self.replica_of == replica)
+            for chunk in job_chunks([self.units[k] for k in share], n, job_numel):
+                owned = {(int(self.owners[share[c]]), self.units[share[c]].key) for c in chunk}
+                for owner, key in owned:
+                    per_slot = calls.setdefault(key, np.zeros(len(self.flops), dtype=np.int64))
+                    per_slot[replica * n + owner] += 1
+        return calls
 
     def jobs(self, job_numel: int) -> tuple[int, int]:
         """Jobs and communicating jobs of the busiest replica, cut by `job_chunks` exactly as
@@ -508,6 +539,40 @@ def per_rank(planned: Planned, attr: str) -> np.ndarray:
     return total
 
 
+class _OpCounter(TorchDispatchMode):
+    def __init__(self) -> None:
+        super().__init__()
+        self.ops = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.ops += 1
+        return func(*args, **(kwargs or {}))
+
+
+@functools.cache
+def ns_host_ops(shape: tuple[int, int], steps: int, method: str, block: int | None) -> int:
+    """Torch operations (views included) one batched `newton_schulz` call of `shape` units
+    issues on the host, counted by running it on a meta tensor (no data, no compute)."""
+    g = torch.empty(1, *shape, device="meta")
+    with _OpCounter() as counter:
+        newton_schulz(g, coefficient_schedule(QUINTIC, steps), method=method, block=block)
+    return counter.ops
+
+
+def ns_calls_per_rank(planned: Planned, job_numel: int) -> tuple[np.ndarray, np.ndarray]:
+    """Batched NS calls per global rank (`[gpus]`) with jobs of `job_numel`, and the torch
+    ops the host issues for them (every op of every call, views included)."""
+    ranks = np.arange(planned.layout.gpus)
+    calls_total = np.zeros(planned.layout.gpus, dtype=np.int64)
+    ops_total = np.zeros(planned.layout.gpus, dtype=np.int64)
+    for g in planned.groups:
+        for (shape, method), calls in g.ns_calls(job_numel).items():
+            mine = calls[ranks % len(calls)]
+            calls_total += mine
+            ops_total += mine * ns_host_ops(shape, planned.ns_steps, method, planned.ns_block)
+    return calls_total, ops_total
+
+
 def predict(
     planned: Planned,
     gpu: str = "h200",
@@ -586,7 +651,11 @@ def predict(
     t_launch = collectives * a.collective_overhead_s
     t_python = sum(c * len(g.family.ranks) for g, (_, c) in zip(groups, jobs))
     t_python *= a.host_per_member_s
-    t_host = t_launch + t_python
+    ns_calls, ns_ops = ns_calls_per_rank(planned, a.job_numel)
+    t_ns_host = ns_ops * a.host_per_op_s
+    t_host_per_rank = t_launch + t_python + t_ns_host
+    t_host = float(t_host_per_rank.max())
+    busiest_host = int(np.argmax(t_host_per_rank))
     worst = int(np.argmax(t_device))
     terms = {
         "ns_s": float(t_ns[worst]),
@@ -630,6 +699,8 @@ def predict(
             "replica_gather_bytes": _stats(gather),
             "elementwise_bytes": _stats(elem_bytes),
             "collectives": collectives,
+            "ns_calls": _stats(ns_calls),
+            "ns_host_ops": _stats(ns_ops),
             "adamw_elements": adamw // layout.gpus_per_node,
         },
         "time": {
@@ -642,7 +713,8 @@ def predict(
             "comm_s": float(t_comm[worst]),
             "host_launch_s": t_launch,
             "host_python_s": t_python,
-            "serial_s": float(np.max(t_host + t_ns + t_comm + t_elem)),
+            "host_ns_ops_s": float(t_ns_host[busiest_host]),
+            "serial_s": float(np.max(t_host_per_rank + t_ns + t_comm + t_elem)),
         },
         "planner_s": planned.planner_s,
         "planner_cpu_s": planned.planner_cpu_s,
@@ -847,7 +919,9 @@ def print_report(report: dict, console: Console) -> None:
             "host",
             t["host_s"],
             f"{pr['collectives']} all-to-alls x {_si(a['collective_overhead_s'], 's')} "
-            f"= {_si(t['host_launch_s'], 's')}, per-peer Python {_si(t['host_python_s'], 's')}",
+            f"= {_si(t['host_launch_s'], 's')}, per-peer Python {_si(t['host_python_s'], 's')}, "
+            f"NS ops {_si(t['host_ns_ops_s'], 's')} ({_si(pr['ns_calls']['max'], '')} calls, "
+            f"{_si(pr['ns_host_ops']['max'], '')} ops x {_si(a['host_per_op_s'], 's')})",
         ),
     ]
     for name, seconds, source in rows:

@@ -196,6 +196,7 @@ class StepStats:
 
     ns_flops: int = 0
     ns_units: int = 0
+    ns_calls: int = 0  # batched newton_schulz calls (one per job and unit shape I own)
     bytes_sent: int = 0
     bytes_received: int = 0
     collectives: int = 0
@@ -355,6 +356,11 @@ class Unit:
     def numel(self) -> int:
         return self.shape[0] * self.shape[1]
 
+    @property
+    def key(self) -> tuple[tuple[int, int], str]:
+        """(matrix shape, NS method): the units one batched NS call can take together."""
+        return self.shape, self.method
+
 
 def group_units(
     specs: list[ParamSpec],
@@ -420,7 +426,7 @@ def job_chunks(units: list[Unit], group_size: int, job_numel: int) -> list[list[
     shapes therefore share a job instead of paying a pair of collectives each."""
     buckets: dict[tuple, list[int]] = {}
     for k, unit in enumerate(units):
-        buckets.setdefault((unit.shape, unit.method), []).append(k)
+        buckets.setdefault(unit.key, []).append(k)
     budget = group_size * job_numel
     chunks: list[list[int]] = [[]]
     size = 0
@@ -463,7 +469,7 @@ def _make_job(
     batches: dict[tuple, Batch] = {}
     for slot, k in enumerate(mine):
         unit = units[k]
-        key = (unit.shape, unit.method)
+        key = unit.key
         batches.setdefault(key, Batch(unit.shape, unit.method, unit.flops, [])).slots.append(slot)
     return Job(
         group=group,
@@ -542,6 +548,7 @@ def orthogonalize(
                 results[i] = r.reshape(job.box_shapes[i])
             stats.ns_flops += batch.flops_per_unit * len(batch.slots)
             stats.ns_units += len(batch.slots)
+            stats.ns_calls += 1
         stats.ns_time_s += time.perf_counter() - t0
         return results
 
