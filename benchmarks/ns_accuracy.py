@@ -17,7 +17,8 @@ Variants, each with its FLOPs as run (`ns_flops`):
   bf16 (torch.optim.Muon), Gram bf16 with etude's restarts (`gram_restarts`, marked
   `_etude`: once, before step 2), the same with block-triangular symmetric products
   (`gram_triangular_bf16`, etude's "gram_triangular", blocks of `SYMMETRIC_BLOCK` rows: on
-  units whose short side fits in one block it is the same computation) and with every
+  units whose short side fits in one block, the same FLOPs as "gram", rounded in another
+  order, `a I` added after the product and `Q^T` for `Q`) and with every
   square product mirrored, also `Q R` and `P Q`, symmetric only in exact arithmetic
   (`gram_triangular_commuting_bf16`, not adopted), and with each other restart pattern:
   every 2 steps,

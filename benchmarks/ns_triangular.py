@@ -12,6 +12,10 @@ FLOPs it would reach if time followed FLOPs. One thread, niced: the machine is s
 This says nothing about a GPU, where the panels are small GEMMs of their own
 (`benchmarks/muon_calibrate.py` measures those).
 
+It also times the host's cost per torch op of a batched NS call, the planner's
+`host_per_op_s`: the call on a 1 x 16 x 40 batch (compute negligible) over the ops it
+issues (`etude.optim.plan.ns_host_ops`), for the full and the triangular products.
+
 Run: nice -n 10 .venv/bin/python benchmarks/ns_triangular.py
      (writes benchmarks/results/ns_triangular.json)
 """
@@ -35,6 +39,7 @@ from etude.optim.newton_schulz import (
     newton_schulz,
     ns_flops,
 )
+from etude.optim.plan import ns_host_ops
 
 SHAPE = (512, 1792)  # K2's expert unit 2048 x 7168, scaled down by 4
 BLOCKS = (64, 128, 256)
@@ -83,6 +88,23 @@ def measure(batch: int, dtype: torch.dtype, repeats: int) -> dict:
     return rows
 
 
+def host_per_op(repeats: int) -> dict:
+    """Median seconds per op of NS calls on a tiny fp32 batch, where the host is all."""
+    schedule = coefficient_schedule(QUINTIC, STEPS)
+    g = torch.randn(1, 16, 40, generator=torch.Generator().manual_seed(1))
+    rows = {}
+    for method, block in (("gram", None), ("gram_triangular", 2)):
+        ops = ns_host_ops((16, 40), STEPS, method, block)
+        samples = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            newton_schulz(g, schedule, dtype=torch.float32, method=method, block=block)
+            samples.append(time.perf_counter() - t0)
+        median = statistics.median(samples)
+        rows[f"{method}_block_{block}"] = {"ops": ops, "median_s": median, "per_op_s": median / ops}
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(RESULTS))
@@ -117,6 +139,9 @@ def main() -> None:
                 + (f", full / this {ratio:.3f} (FLOPs {row['flop_ratio']:.3f})" if ratio else ""),
                 flush=True,
             )
+    report["host_per_op"] = host_per_op(5 * args.repeats)
+    for name, row in report["host_per_op"].items():
+        print(f"host {name}: {row['ops']} ops, {row['per_op_s'] * 1e6:.2f} us per op", flush=True)
     report["machine"]["load_average_at_end"] = list(os.getloadavg())
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)

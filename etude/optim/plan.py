@@ -132,9 +132,10 @@ class Assumptions:
     # of pack_forward, the split sizes of both directions and unpack_back, timed at 1-2.5 us
     # on the 2-core development machine; a server core is taken to be as fast as the best.
     host_per_member_s: float = 1e-6
-    # Host time of one torch operation a batched NS call issues (views included): 1.4-1.8 us
-    # per op measured here on CPU tensors (benchmarks/ns_triangular.py), plus a CUDA
-    # launch for the ops that run a kernel; not measured on a GPU host.
+    # Host time of one torch operation a batched NS call issues (views included): 1.5 us
+    # (full products) to 5.5 us (block-triangular: mostly out= GEMMs and copies) per op
+    # measured on CPU tensors on the 2-core development machine (ns_triangular.json);
+    # not measured on a GPU host, where the ops that run a kernel also launch it.
     host_per_op_s: float = 3e-6
     ns_bytes: int = 2  # bytes per element in transit (Muon's ns_dtype, bf16 by default)
     job_numel: int = 1 << 24  # Muon's job_numel (its default), elements per member per job
