@@ -195,7 +195,10 @@ def main() -> None:
             5,
             SYMMETRIC_BLOCK,
         )
-    block = args.block or block
+    if args.block is not None:
+        if args.block < 1:
+            raise SystemExit(f"muon_calibrate: --block must be >= 1, got {args.block}")
+        block = args.block
     t0 = time.perf_counter()
     report = {
         "benchmark": "muon_calibrate",
