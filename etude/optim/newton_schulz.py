@@ -1,7 +1,7 @@
 """Newton–Schulz orthogonalization: the math Muon applies to each matrix-shaped unit.
 
 All functions take a batch of same-shape matrices `[B, m, n]` and return `[B, m, n]`
-approximately equal to `U V^T` of each matrix's SVD `U S V^T`. Two formulations:
+approximately equal to `U V^T` of each matrix's SVD `U S V^T`. Three formulations:
 
 - `standard`: the quintic iteration of Keller Jordan's Muon and `torch.optim.Muon`
   (`X <- a X + (b A + c A^2) X` with `A = X X^T`), on the wide orientation of each matrix.
