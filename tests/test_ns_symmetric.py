@@ -125,7 +125,7 @@ class _CopiedElements(TorchDispatchMode):
 
 @pytest.mark.parametrize(("shape", "block"), [((16, 96), 5), ((96, 16), 16), ((40, 40), 8)])
 def test_ns_flops_and_copies_equal_what_runs(shape, block):
-    for steps in (1, 2, 3, 5, 9):
+    for steps in (1, 2, 5, 6):  # phases 1; 2; 2 + 3; 2 + 3 + 1
         schedule = coefficient_schedule(QUINTIC, steps)
         x = torch.randn(2, *shape)
         if shape[0] > shape[1]:
