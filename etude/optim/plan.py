@@ -921,7 +921,7 @@ def print_report(report: dict, console: Console) -> None:
             t["host_s"],
             f"{pr['collectives']} all-to-alls x {_si(a['collective_overhead_s'], 's')} "
             f"= {_si(t['host_launch_s'], 's')}, per-peer Python {_si(t['host_python_s'], 's')}, "
-            f"NS ops {_si(t['host_ns_ops_s'], 's')} ({_si(pr['ns_calls']['max'], '')} calls, "
+            f"NS ops {_si(t['host_ns_ops_s'], 's')} ({pr['ns_calls']['max']:.0f} calls, "
             f"{_si(pr['ns_host_ops']['max'], '')} ops x {_si(a['host_per_op_s'], 's')})",
         ),
     ]
