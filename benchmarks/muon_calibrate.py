@@ -3,8 +3,9 @@ minutes on an H200; never needed for CI):
 
 1. batched bf16 Newton–Schulz FLOP/s for every Kimi K2 unit shape and formulation
    ("standard", "gram", and "gram_triangular" where the short side exceeds one block of
-   `--block` rows, etude's `SYMMETRIC_BLOCK` by default: its symmetric products are one
-   small GEMM per panel of rows, which may run well below a full product's rate), in
+   `--ns-block` rows, etude's `SYMMETRIC_BLOCK` by default: its symmetric products are one
+   small GEMM per panel of rows, which may run well below a full product's rate; they are
+   opt-in in Muon and the planner until this measures them), in
    batches of about 2**24 elements: what one rank orthogonalizes per job at Muon's default
    `job_numel` (one K2 expert unit), counted at the FLOPs `ns_flops` says each runs;
 2. the bandwidth of Muon's fused elementwise passes (`elementwise.py`: compiled on CUDA)
@@ -12,18 +13,21 @@ minutes on an H200; never needed for CI):
 3. one Muon step against `torch.optim.Muon` on a slice of a K2 MoE layer (8 experts of
    each projection as stacked `[E, out, in]` tensors, given to torch.optim.Muon as one 2-D
    parameter per expert, plus the MLA projections as whole matrices), both with the
-   standard NS (the same math), and ours again with `ns_method="auto"`.
+   standard NS (the same math), and ours again with `ns_method="auto"` (Muon's default:
+   full products) and with `ns_block` set to the calibration's block (the opt-in).
 
 Medians of a few timed repetitions after a warm-up; CUDA is synchronized around each.
 `--tiny` runs the same code on the tiny preset's unit shapes with small tensors on CPU and
 blocks of 16 rows (the test of this script); its JSON is a valid `--rates` file for
 `--model tiny` planned with `ns_block=16`. The planner takes a "gram_triangular" rate only
-when it plans with the block it was measured at.
+when it plans with the block it was measured at (`--ns-block`).
 
 Run (on the GPU machine), then predict from its rates:
     OUT=benchmarks/results/muon_calibration_h200.json
     .venv/bin/python benchmarks/muon_calibrate.py --out $OUT
     .venv/bin/etude plan muon --model kimi-k2 --gpus 256 --rates $OUT
+    .venv/bin/etude plan muon --model kimi-k2 --gpus 256 --rates $OUT \
+        --ns-block 256 --job-numel 134217728
 """
 
 from __future__ import annotations
@@ -123,7 +127,7 @@ def elementwise_rate(device: torch.device, numel: int, reps: int) -> dict:
     }
 
 
-def muon_step(device: torch.device, scale: int, reps: int) -> dict:
+def muon_step(device: torch.device, scale: int, block: int, reps: int) -> dict:
     """One step of etude's Muon vs torch.optim.Muon on a slice of a K2 MoE layer."""
     d, f, e = 7168 // scale, 2048 // scale, 8
     mla = [(1536 // scale, d), (12288 // scale, 1536 // scale), (576 // scale, d)]
@@ -148,6 +152,7 @@ def muon_step(device: torch.device, scale: int, reps: int) -> dict:
     runs = {
         "etude_standard": (ours, grads, {"ns_method": "standard"}),
         "etude_auto": (ours, grads, {"ns_method": "auto"}),
+        "etude_auto_ns_block": (ours, grads, {"ns_method": "auto", "ns_block": block}),
         "torch_optim_muon": (theirs, their_grads, None),
     }
     for name, (tensors, gs, options) in runs.items():
@@ -170,7 +175,7 @@ def main() -> None:
     parser.add_argument("--out", required=True, help="calibration JSON to write")
     parser.add_argument("--tiny", action="store_true", help="tiny shapes on CPU (a test)")
     parser.add_argument(
-        "--block", type=int, default=None, help="rows of the symmetric products' blocks"
+        "--ns-block", type=int, default=None, help="rows of the symmetric products' blocks"
     )
     args = parser.parse_args()
     if args.tiny:
@@ -195,10 +200,10 @@ def main() -> None:
             5,
             SYMMETRIC_BLOCK,
         )
-    if args.block is not None:
-        if args.block < 1:
-            raise SystemExit(f"muon_calibrate: --block must be >= 1, got {args.block}")
-        block = args.block
+    if args.ns_block is not None:
+        if args.ns_block < 1:
+            raise SystemExit(f"muon_calibrate: --ns-block must be >= 1, got {args.ns_block}")
+        block = args.ns_block
     t0 = time.perf_counter()
     report = {
         "benchmark": "muon_calibrate",
@@ -208,10 +213,10 @@ def main() -> None:
         "torch": torch.__version__,
         "model": model,
         "ns_steps": STEPS,
-        "symmetric_block": block,
+        "ns_block": block,
         "ns": ns_rates(model, device, batch_numel, block, reps),
         "elementwise": elementwise_rate(device, numel, reps),
-        "muon_step": muon_step(device, scale, reps),
+        "muon_step": muon_step(device, scale, block, reps),
     }
     report["wall_s"] = time.perf_counter() - t0
     out = Path(args.out)

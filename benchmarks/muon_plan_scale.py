@@ -15,12 +15,14 @@ added one at a time, each row on top of the one before:
   the rows after it keep 5;
 - spread: dense units spread over the replicas where the planner predicts it pays
   (`plan_and_choose_spread`; the choice is recorded);
-- fused: two fused elementwise passes (32 B per local element);
-- symmetric: block-triangular symmetric products ("gram_triangular", blocks of
-  `SYMMETRIC_BLOCK` rows, on every shape whose short side exceeds one block), at Muon's
+- fused: two fused elementwise passes (32 B per local element): Muon's defaults, what
+  `etude plan muon` predicts without options;
+- symmetric: opt-in block-triangular symmetric products ("gram_triangular", `ns_block`
+  of `SYMMETRIC_BLOCK` rows, on every shape whose short side exceeds one block), at Muon's
   default `job_numel`;
-- big_jobs: `job_numel` of `BIG_JOBS` elements per member, so that each batched NS call
-  takes several expert units and the host issues fewer calls: etude's recommendation;
+- big_jobs: the opt-in with `job_numel` of `BIG_JOBS` elements per member, so that each
+  batched NS call takes several expert units and the host issues fewer calls: etude's
+  recommendation (`--ns-block 256 --job-numel 134217728`);
 - big_jobs_full_products: the same jobs with full products, for reference ("change" is
   against "fused");
 - recommended_spread_always: the recommendation with `spread_replicas=True` forced
@@ -69,21 +71,23 @@ class Setting:
     spread: bool | str = "auto"
     fused: bool = True
     ns_efficiency: float | None = None
-    block: int | None = SYMMETRIC_BLOCK
+    block: int | None = None
     job_numel: int = 1 << 24
 
 
 SETTINGS = {
-    "baseline": Setting("standard", spread=False, fused=False, block=None),
-    "gram": Setting(spread=False, fused=False, block=None),
-    "schedule_4_steps": Setting(steps=4, spread=False, fused=False, block=None),
-    "spread": Setting(fused=False, block=None),
-    "fused": Setting(block=None),
-    "symmetric": Setting(),
-    "big_jobs": Setting(job_numel=BIG_JOBS),
-    "big_jobs_full_products": Setting(block=None, job_numel=BIG_JOBS),
-    "recommended_spread_always": Setting(spread=True, job_numel=BIG_JOBS),
-    "recommended_ns_at_matmul_rate": Setting(ns_efficiency=MATMUL_RATE, job_numel=BIG_JOBS),
+    "baseline": Setting("standard", spread=False, fused=False),
+    "gram": Setting(spread=False, fused=False),
+    "schedule_4_steps": Setting(steps=4, spread=False, fused=False),
+    "spread": Setting(fused=False),
+    "fused": Setting(),
+    "symmetric": Setting(block=SYMMETRIC_BLOCK),
+    "big_jobs": Setting(block=SYMMETRIC_BLOCK, job_numel=BIG_JOBS),
+    "big_jobs_full_products": Setting(job_numel=BIG_JOBS),
+    "recommended_spread_always": Setting(spread=True, block=SYMMETRIC_BLOCK, job_numel=BIG_JOBS),
+    "recommended_ns_at_matmul_rate": Setting(
+        ns_efficiency=MATMUL_RATE, block=SYMMETRIC_BLOCK, job_numel=BIG_JOBS
+    ),
 }
 
 
@@ -138,9 +142,10 @@ LABELS = {
     "gram": "+ Gram, restarted before step {restarts}",
     "schedule_4_steps": "(+ 4 NS steps: not adopted, for reference)",
     "spread": "+ spreading where it pays",
-    "fused": "+ fused elementwise",
-    "symmetric": "+ symmetric products, blocks of {block}",
-    "big_jobs": "+ jobs of 2^27 elements per member (recommended)",
+    "fused": "+ fused elementwise (Muon's default)",
+    "symmetric": "+ symmetric products, blocks of {block} (opt-in: --ns-block {block})",
+    "big_jobs": "+ jobs of 2^27 elements per member (recommended: --ns-block {block} "
+    "--job-numel 134217728)",
     "big_jobs_full_products": "(jobs of 2^27 with full products, for reference)",
     "recommended_spread_always": "recommended, spread_replicas=True forced",
     "recommended_ns_at_matmul_rate": "recommended, NS at matmul rate (0.80)",
@@ -171,7 +176,7 @@ def summarize(report: dict) -> str:
         for name, label in LABELS.items():
             label = label.format(
                 restarts=" and ".join(map(str, report["gram_restarts"])),
-                block=report["symmetric_block"],
+                block=report["ns_block_opt_in"],
             )
             t, pr, choice = p[name]["time"], p[name]["per_rank"], p[name]["spread_replicas"]
             before = CHAIN[CHAIN.index(name) - 1] if name in CHAIN[1:] else None
@@ -240,7 +245,7 @@ def main() -> None:
             "torch": torch.__version__,
         },
         "gram_restarts": list(gram_restarts(5)),
-        "symmetric_block": SYMMETRIC_BLOCK,
+        "ns_block_opt_in": SYMMETRIC_BLOCK,
         "settings": {name: asdict(setting) for name, setting in SETTINGS.items()},
         "runs": results,
     }

@@ -170,8 +170,10 @@ def variants(schedule, steps: int, short: int, long: int) -> dict:
             ns_flops(short, long, steps, "gram"),
         ),
         "gram_triangular_bf16": (
-            lambda g: newton_schulz(g, schedule, dtype=torch.bfloat16, method="gram_triangular"),
-            ns_flops(short, long, steps, "gram_triangular"),
+            lambda g: newton_schulz(
+                g, schedule, dtype=torch.bfloat16, method="gram_triangular", block=SYMMETRIC_BLOCK
+            ),
+            ns_flops(short, long, steps, "gram_triangular", block=SYMMETRIC_BLOCK),
         ),
         "gram_triangular_commuting_bf16": (
             lambda g: commuting_triangular(g, schedule, etude),
@@ -198,9 +200,11 @@ def measure(name: str, shape: tuple[int, int], count: int, seed: int) -> dict:
         "unit": name,
         "shape": [short, long],
         "units_in_model": count,
-        "chosen_method": choose_method(short, long, STEPS),
+        # what "auto" takes with symmetric products opted into (ns_block=SYMMETRIC_BLOCK)
+        "chosen_method": choose_method(short, long, STEPS, SYMMETRIC_BLOCK),
         "flops": {
-            m: ns_flops(short, long, STEPS, m) for m in ("standard", "gram", "gram_triangular")
+            m: ns_flops(short, long, STEPS, m, block=SYMMETRIC_BLOCK)
+            for m in ("standard", "gram", "gram_triangular")
         },
         "schedules": {},
     }

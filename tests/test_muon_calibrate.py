@@ -32,8 +32,9 @@ def test_tiny_calibration_feeds_the_planner(tmp_path):
     )
     data = json.loads(out.read_text())
     assert {r["method"] for r in data["ns"]} == {"standard", "gram", "gram_triangular"}
-    assert data["symmetric_block"] == 16
+    assert data["ns_block"] == 16
     assert data["muon_step"]["torch_optim_muon_s"] > 0
+    assert data["muon_step"]["etude_auto_ns_block_s"] > 0
     rates = load_rates(str(out))
     planned = plan("tiny", 8, ns_block=16)
     assert "gram_triangular" in {u.method for g in planned.groups for u in g.units}

@@ -21,7 +21,6 @@ from etude.models.config import preset
 from etude.optim import Muon
 from etude.optim.newton_schulz import (
     QUINTIC,
-    SYMMETRIC_BLOCK,
     coefficient_schedule,
     newton_schulz,
     ns_flops,
@@ -206,6 +205,7 @@ def test_cli_prints_the_tiny_plan(capsys):
     assert cli_main(["plan", "muon", "--model", "tiny", "--gpus", "4"]) == 0
     out = capsys.readouterr().out
     assert "Predicted Muon step" in out and "experts" in out and "dense" in out
+    assert "full products (no --ns-block)" in out
     assert cli_main(["plan", "muon", "--model", "tiny", "--gpus", "16", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["gpus"] == 16 and report["layout"]["ep"] == 8
@@ -238,11 +238,32 @@ def test_cli_spread_and_steps_options(capsys):
     assert "chosen" in json.loads(capsys.readouterr().out)["spread_replicas"]
 
 
+def test_cli_ns_block_opts_into_symmetric_products(capsys):
+    args = ["plan", "muon", "--model", "tiny", "--gpus", "8", "--spread", "off", "--json"]
+
+    def methods(report: dict) -> set[str]:
+        return {row["method"] for g in report["groups"] for row in g["units_by_shape"]}
+
+    assert cli_main(args) == 0
+    default = json.loads(capsys.readouterr().out)
+    assert default["ns_block"] is None and "gram_triangular" not in methods(default)
+    assert cli_main([*args, "--ns-block", "16"]) == 0
+    opted = json.loads(capsys.readouterr().out)
+    assert opted["ns_block"] == 16 and "gram_triangular" in methods(opted)
+    assert default["time"]["ns_mirror_s"] == 0 < opted["time"]["ns_mirror_s"]
+
+
 def test_cli_turns_bad_input_into_exit_code_2(capsys):
     assert cli_main(["plan", "muon", "--model", "tiny", "--gpus", "12"]) == 2
     assert "not a whole number of nodes" in capsys.readouterr().err
     assert cli_main(["plan", "muon", "--model", "tiny", "--gpus", "4", "--ns-steps", "0"]) == 2
     assert "--ns-steps must be in [1, 99], got 0" in capsys.readouterr().err
+    assert cli_main(["plan", "muon", "--model", "tiny", "--gpus", "4", "--ns-block", "0"]) == 2
+    assert "--ns-block must be >= 1" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:
+        cli_main(["plan", "muon", "--model", "tiny", "--gpus", "4", "--ns-block", "big"])
+    assert exit_.value.code == 2
+    assert "argument --ns-block: invalid int value: 'big'" in capsys.readouterr().err
 
 
 # 4 ranks: 2 nodes of 2 GPUs. Dense: HSDP (Replicate, Shard(0)) on mesh (2, 2); experts:
@@ -250,16 +271,16 @@ def test_cli_turns_bad_input_into_exit_code_2(capsys):
 WORLD, PER_NODE, EP = 4, 2, 2
 
 
-# The default block (every tiny unit fits in one: the Gram method) and one that splits
-# most tiny units into blocks (gram_triangular).
-BLOCKS = (SYMMETRIC_BLOCK, 16)
+# Muon's default (full products) and blocks of 16 rows, which split most tiny units into
+# blocks (gram_triangular).
+BLOCKS = (None, 16)
 
 
 def _rank_tiny_step() -> list[tuple[float, int, int, int, int, int]]:
     return [_tiny_step(block) for block in BLOCKS]
 
 
-def _tiny_step(ns_block: int) -> tuple[float, int, int, int, int, int]:
+def _tiny_step(ns_block: int | None) -> tuple[float, int, int, int, int, int]:
     mesh = init_device_mesh("cpu", (2, 2))
     groups, params = [], []
     for i, p in enumerate(preset("tiny").parameter_shapes()):
@@ -286,10 +307,10 @@ def test_prediction_equals_what_muon_reports_on_gloo():
     flops_of = {}
     for k, block in enumerate(BLOCKS):
         flops_of[block] = _check_prediction([r[k] for r in by_rank], block)
-    assert flops_of[16].sum() < flops_of[SYMMETRIC_BLOCK].sum()  # triangular products ran
+    assert flops_of[16].sum() < flops_of[None].sum()  # triangular products ran
 
 
-def _check_prediction(results: list[tuple], ns_block: int) -> np.ndarray:
+def _check_prediction(results: list[tuple], ns_block: int | None) -> np.ndarray:
     planned = plan("tiny", WORLD, gpus_per_node=PER_NODE, ep=EP, ns_block=ns_block)
     assert planned.layout.efsdp == 2
     report = predict(planned, "h200", Assumptions())

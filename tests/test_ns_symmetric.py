@@ -1,9 +1,10 @@
 """Symmetric products in the Gram iteration ("gram_triangular"): each product equals the
-full one, the iteration equals the Gram iteration with full products, and the FLOPs and
-copies are exactly as counted."""
+full one, the iteration equals the Gram iteration with full products, the FLOPs and copies
+are exactly as counted, and they run only when opted into (`ns_block`)."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -24,6 +25,8 @@ from etude.optim.newton_schulz import (
     symmetric_matmul_flops,
     symmetric_mirror_numel,
 )
+from etude.optim.sharded import ParamSpec, group_units
+from etude.optim.units import Granularity
 
 # (batch, side, inner, block): sides not a multiple of the block, one smaller than a block,
 # a block of one row, and an exact multiple.
@@ -141,18 +144,47 @@ def test_ns_flops_and_copies_equal_what_runs(shape, block):
 
 
 def test_choose_method_takes_triangular_once_the_side_exceeds_a_block():
-    assert SYMMETRIC_BLOCK == 256
-    assert choose_method(2048, 7168, 5) == "gram_triangular"
-    assert choose_method(7168, 2048, 5) == "gram_triangular"
-    assert choose_method(256, 7168, 5) == "gram"  # one block: the same products
-    assert choose_method(2048, 7168, 5, block=None) == "gram"
+    block = SYMMETRIC_BLOCK
+    assert block == 256
+    assert choose_method(2048, 7168, 5, block) == "gram_triangular"
+    assert choose_method(7168, 2048, 5, block) == "gram_triangular"
+    assert choose_method(256, 7168, 5, block) == "gram"  # one block: the same products
     for m, n in [(2048, 7168), (1536, 7168), (128, 7168), (512, 512), (600, 800)]:
-        costs = [ns_flops(m, n, 5, k) for k in ("standard", "gram", "gram_triangular")]
-        assert ns_flops(m, n, 5, "auto") == min(costs)
+        costs = [ns_flops(m, n, 5, k, block=block) for k in ("standard", "gram", "gram_triangular")]
+        assert ns_flops(m, n, 5, "auto", block=block) == min(costs)
     # K2's expert unit: 36 of the 64 blocks of each symmetric product; 6 of its 14 square
     # products full.
-    assert ns_flops(2048, 7168, 5, "gram_triangular") / ns_flops(2048, 7168, 5, "gram") == (
-        pytest.approx(0.765625)
+    ratio = ns_flops(2048, 7168, 5, "gram_triangular", block=block) / ns_flops(
+        2048, 7168, 5, "gram"
+    )
+    assert ratio == pytest.approx(0.765625)
+
+
+def test_symmetric_products_are_opt_in():
+    # Without a block (every default), a shape where they would save FLOPs keeps full ones.
+    assert choose_method(2048, 7168, 5) == "gram"
+    assert ns_flops(2048, 7168, 5, "auto") == ns_flops(2048, 7168, 5, "gram")
+    shape = (260, 400)  # the short side exceeds one block of 256 rows
+    specs = [ParamSpec("w", shape, Granularity("matrix"))]
+    boxes = [np.array([[[0, shape[0]], [0, shape[1]]]])]
+    assert [u.method for u in group_units(specs, [0], boxes, 5, "auto")] == ["gram"]
+    opted = group_units(specs, [0], boxes, 5, "auto", SYMMETRIC_BLOCK)
+    assert [u.method for u in opted] == ["gram_triangular"]
+
+    def muon_step_flops(**options) -> int:
+        gen = torch.Generator().manual_seed(0)
+        p = torch.nn.Parameter(torch.randn(shape, generator=gen))
+        p.grad = torch.randn(shape, generator=gen)
+        opt = Muon([p], **options)
+        opt.step()
+        return opt.last_step_stats.ns_flops
+
+    assert muon_step_flops() == ns_flops(*shape, 5, "gram")
+    assert muon_step_flops(ns_block=SYMMETRIC_BLOCK) == ns_flops(
+        *shape, 5, "gram_triangular", block=SYMMETRIC_BLOCK
+    )
+    assert ns_flops(*shape, 5, "gram_triangular", block=SYMMETRIC_BLOCK) < ns_flops(
+        *shape, 5, "gram"
     )
 
 

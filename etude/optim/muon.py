@@ -26,7 +26,7 @@ from torch.distributed.tensor import DTensor
 from torch.optim.adamw import adamw
 
 from etude.optim.elementwise import apply_update, fused, momentum_direction
-from etude.optim.newton_schulz import METHODS, QUINTIC, SYMMETRIC_BLOCK, coefficient_schedule
+from etude.optim.newton_schulz import METHODS, QUINTIC, coefficient_schedule
 from etude.optim.routing import Route, check_strict, report, route
 from etude.optim.sharded import ParamSpec, Plan, StepStats, build_plan, orthogonalize
 from etude.optim.units import Granularity, shard_boxes, unit_matrix_shape, validate
@@ -63,8 +63,12 @@ class Muon(torch.optim.Optimizer):
     - ns_method: "standard", "gram", "gram_triangular" or "auto" (default: per shape, the
       one with the fewest FLOPs, as `newton_schulz.choose_method` decides; "standard" is
       torch.optim.Muon's).
-    - ns_block: rows of the blocks of "gram_triangular"'s symmetric products (default
-      `newton_schulz.SYMMETRIC_BLOCK`, 256); None leaves that method out of "auto".
+    - ns_block: None (default): the Gram iteration with full products. An int opts into
+      block-triangular symmetric products ("gram_triangular") with blocks of that many rows
+      (`newton_schulz.SYMMETRIC_BLOCK`, 256, is the suggested size), which "auto" then
+      takes wherever a unit's short side exceeds one block. Opt-in because their speed-up
+      is not measured on a GPU and, with the default `job_numel`, the planner predicts
+      the host cannot issue their ops fast enough (docs/muon.md).
     - adamw_lr / adamw_betas / adamw_eps / adamw_weight_decay: hyperparameters of the AdamW
       part (lr and weight decay default to Muon's); a group may override them with the
       same keys.
@@ -102,7 +106,7 @@ class Muon(torch.optim.Optimizer):
         *,
         ns_dtype: torch.dtype = torch.bfloat16,
         ns_method: str = "auto",
-        ns_block: int | None = SYMMETRIC_BLOCK,
+        ns_block: int | None = None,
         adamw_lr: float | None = None,
         adamw_betas: tuple[float, float] = (0.9, 0.95),
         adamw_eps: float = 1e-8,

@@ -29,8 +29,11 @@ approximately equal to `U V^T` of each matrix's SVD `U S V^T`. Three formulation
   (on K2's 1536 x 7168 unit the smallest singular value fell from 0.67 to 0.19,
   `benchmarks/results/ns_accuracy.json`, variant `gram_triangular_commuting_bf16`). So a
   step after the first of a phase is 2 symmetric and 2 full `s x s` products instead of 4
-  full ones. In fp32 it equals `gram` to rounding; it is chosen wherever the short side
-  exceeds one block.
+  full ones. In fp32 it equals `gram` to rounding. It is opt-in: given a block (Muon's
+  `ns_block`), `choose_method` takes it wherever the short side exceeds one block; without
+  one (the default) the Gram iteration runs with full products. Its speed-up is not
+  measured on a GPU, where its small panel GEMMs may run below a full product's rate and
+  its many ops cost host time (`benchmarks/muon_calibrate.py` measures both).
 
 Coefficient schedules: the fixed quintic `(3.4445, -4.7750, 2.0315)` repeated each step, or
 the per-step Polar Express schedule (Amsel et al., 2025) with its 1.01 safety factor.
@@ -63,8 +66,9 @@ POLAR_EXPRESS_LAST = _POLAR_EXPRESS_RAW[-1]
 
 Coefficients = tuple[float, float, float]
 METHODS = ("standard", "gram", "gram_triangular", "auto")
-# Rows of the blocks of symmetric products (Muon's `ns_block`, the planner's and the GPU
-# calibration's): K2's 2048-row expert units are 8 x 8 blocks, 36 of 64 computed.
+# The block etude suggests when symmetric products are opted into (Muon's `ns_block`, the
+# planner's `--ns-block`) and the one the GPU calibration measures by default: K2's
+# 2048-row expert units are 8 x 8 blocks, 36 of 64 computed.
 SYMMETRIC_BLOCK = 256
 # Restarts of the Gram iteration (benchmarks/results/ns_accuracy.json): a first phase of 3
 # steps diverges in bf16 with Polar Express's large first coefficients, one of 2 does not;
@@ -101,13 +105,14 @@ def newton_schulz(
     eps: float = 1e-7,
     dtype: torch.dtype = torch.bfloat16,
     method: str = "standard",
-    block: int | None = SYMMETRIC_BLOCK,
+    block: int | None = None,
 ) -> Tensor:
     """Orthogonalize each matrix of a batch `g` `[B, m, n]`; returns `[B, m, n]` in `dtype`.
 
     `schedule` is the per-step coefficient list from `coefficient_schedule`; `method` is
     "standard", "gram" or "gram_triangular" (see the module docstring; "auto" is resolved by
-    `choose_method`); `block` is the block size of "gram_triangular" (None: not available).
+    `choose_method`); `block` is the block size of "gram_triangular" (None, the default:
+    full products, and "auto" never chooses "gram_triangular").
     """
     if g.ndim != 3:
         raise ValueError(f"newton_schulz expects a batch [B, m, n], got shape {tuple(g.shape)}")
@@ -258,7 +263,7 @@ def ns_flops(
     steps: int,
     method: str = "standard",
     restarts: Sequence[int] | None = None,
-    block: int | None = SYMMETRIC_BLOCK,
+    block: int | None = None,
 ) -> int:
     """Matmul FLOPs of one `m x n` orthogonalization (2 FLOPs per multiply-add), exactly as
     run. `restarts` overrides `gram_restarts(steps)` for the Gram methods; `block` is
@@ -299,7 +304,7 @@ def ns_mirror_numel(
     steps: int,
     method: str,
     restarts: Sequence[int] | None = None,
-    block: int | None = SYMMETRIC_BLOCK,
+    block: int | None = None,
 ) -> int:
     """Elements the symmetric products of one `m x n` orthogonalization copy below their
     diagonal blocks (each read once and written once); 0 for the other methods."""
@@ -312,9 +317,9 @@ def ns_mirror_numel(
     return products * symmetric_mirror_numel(small, _checked_block(block))
 
 
-def choose_method(m: int, n: int, steps: int, block: int | None = SYMMETRIC_BLOCK) -> str:
-    """The formulation with the fewest FLOPs for an `m x n` matrix: "standard", "gram" or,
-    with a `block`, "gram_triangular" (the earlier of these on a tie: "gram" when the short
-    side fits in one block)."""
+def choose_method(m: int, n: int, steps: int, block: int | None = None) -> str:
+    """The formulation with the fewest FLOPs for an `m x n` matrix: "standard" or "gram",
+    and "gram_triangular" only when a `block` is given (symmetric products are opt-in;
+    the earlier of these on a tie: "gram" when the short side fits in one block)."""
     methods = ["standard", "gram"] + (["gram_triangular"] if block is not None else [])
     return min(methods, key=lambda method: ns_flops(m, n, steps, method, block=block))

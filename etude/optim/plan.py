@@ -75,7 +75,6 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from etude.optim.elementwise import element_bytes
 from etude.optim.newton_schulz import (
     QUINTIC,
-    SYMMETRIC_BLOCK,
     coefficient_schedule,
     newton_schulz,
     ns_mirror_numel,
@@ -147,7 +146,7 @@ class Rates:
     """Rates measured on a GPU by `benchmarks/muon_calibrate.py` (`--rates FILE`).
 
     `ns` maps (short side, long side, method) of a unit shape to the batched bf16 NS
-    FLOP/s measured for it ("gram_triangular" with blocks of `symmetric_block` rows);
+    FLOP/s measured for it ("gram_triangular" with blocks of `ns_block` rows);
     `elementwise_bytes_s` is the bandwidth of Muon's fused elementwise passes. Shapes not
     measured fall back to the stated `ns_efficiency`."""
 
@@ -155,12 +154,12 @@ class Rates:
     device: str
     ns: dict[tuple[int, int, str], float]
     elementwise_bytes_s: float
-    symmetric_block: int | None = None
+    ns_block: int | None = None
 
     def ns_rate(self, shape: tuple[int, int], method: str, block: int | None) -> float | None:
         """Measured FLOP/s of a `shape` unit (either orientation) by `method`, or None (also
         for "gram_triangular" planned with another `block` than the one measured)."""
-        if method == "gram_triangular" and block != self.symmetric_block:
+        if method == "gram_triangular" and block != self.ns_block:
             return None
         return self.ns.get((min(shape), max(shape), method))
 
@@ -175,7 +174,7 @@ def load_rates(path: str) -> Rates:
         }
         bandwidth = float(data["elementwise"]["bytes_per_s"])
         device = str(data["device"])
-        block = data.get("symmetric_block")
+        block = data.get("ns_block")
         block = None if block is None else int(block)
     except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError) as e:
         raise ValueError(
@@ -184,7 +183,7 @@ def load_rates(path: str) -> Rates:
     if not ns or any(r <= 0 for r in ns.values()) or bandwidth <= 0:
         raise ValueError(f"--rates {path}: rates must be positive and at least one NS shape")
     return Rates(
-        source=str(path), device=device, ns=ns, elementwise_bytes_s=bandwidth, symmetric_block=block
+        source=str(path), device=device, ns=ns, elementwise_bytes_s=bandwidth, ns_block=block
     )
 
 
@@ -395,7 +394,7 @@ def plan_group(
     method: str,
     spread: bool = True,
     initial_load: np.ndarray | None = None,
-    ns_block: int | None = SYMMETRIC_BLOCK,
+    ns_block: int | None = None,
 ) -> GroupResult:
     """Run the optimizer's planner on one shard group of `family` and count, per member,
     FLOPs, elements sent inside and across nodes, and elements held and owned.
@@ -493,13 +492,18 @@ def plan(
     ns_steps: int = 5,
     method: str = "auto",
     spread_replicas: bool = True,
-    ns_block: int | None = SYMMETRIC_BLOCK,
+    ns_block: int | None = None,
 ) -> Planned:
     """Choose the layout for `model` on `gpus` GPUs and run the planner on each family
     (`method`, `spread_replicas` and `ns_block` mean what Muon's `ns_method`,
-    `spread_replicas` and `ns_block` do)."""
+    `spread_replicas` and `ns_block` do: None, the default, plans full products)."""
     if not 1 <= ns_steps < 100:
         raise ValueError(f"--ns-steps must be in [1, 99], got {ns_steps}")
+    if ns_block is not None and ns_block < 1:
+        raise ValueError(
+            f"--ns-block must be >= 1 (rows of the symmetric products' blocks; omit it for "
+            f"full products), got {ns_block}"
+        )
     cfg = planner_model(model)
     layout = choose_layout(cfg, gpus, gpus_per_node, ep)
     t0, c0 = time.perf_counter(), time.process_time()
@@ -801,7 +805,12 @@ def main(args: argparse.Namespace) -> int:
     """`etude plan muon`: print the assignment summary and the predicted step time."""
     rates = load_rates(args.rates) if args.rates else None
     assumptions = Assumptions(ns_efficiency=args.ns_efficiency, job_numel=args.job_numel)
-    options = {"gpus_per_node": args.gpus_per_node, "ep": args.ep, "ns_steps": args.ns_steps}
+    options = {
+        "gpus_per_node": args.gpus_per_node,
+        "ep": args.ep,
+        "ns_steps": args.ns_steps,
+        "ns_block": args.ns_block,
+    }
     if args.spread == "auto":
         report = plan_and_choose_spread(
             args.model, args.gpus, args.gpu, assumptions, rates, **options
@@ -836,6 +845,12 @@ def print_report(report: dict, console: Console) -> None:
     )
     for g in report["groups"]:
         console.print(f"  {g['family']}: {g['layout']}")
+    block = report["ns_block"]
+    console.print(
+        "  Newton–Schulz: full products (no --ns-block)"
+        if block is None
+        else f"  Newton–Schulz: symmetric products in blocks of {block} rows (--ns-block)"
+    )
     if "spread_replicas" in report:
         choice = report["spread_replicas"]
         console.print(

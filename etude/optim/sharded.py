@@ -50,7 +50,6 @@ from torch.distributed.device_mesh import DeviceMesh
 from torch.distributed.tensor import Replicate, Shard
 
 from etude.optim.newton_schulz import (
-    SYMMETRIC_BLOCK,
     Coefficients,
     choose_method,
     newton_schulz,
@@ -178,7 +177,7 @@ class Plan:
     local_boxes: list[np.ndarray]  # my shard's box in each parameter
     group_flops: list[np.ndarray] = field(default_factory=list)  # NS FLOPs per rank, per group
     gathers: list[Gather] = field(default_factory=list)
-    ns_block: int | None = SYMMETRIC_BLOCK  # block of "gram_triangular" units' products
+    ns_block: int | None = None  # block of "gram_triangular" units' products
 
     @property
     def imbalance(self) -> float:
@@ -271,7 +270,7 @@ def build_plan(
     *,
     ns_steps: int,
     method: str = "auto",
-    ns_block: int | None = SYMMETRIC_BLOCK,
+    ns_block: int | None = None,
     job_numel: int = 1 << 24,
     group_cache: dict | None = None,
     spread_replicas: bool = True,
@@ -368,7 +367,7 @@ def group_units(
     boxes_of: dict[int, np.ndarray] | list[np.ndarray],
     ns_steps: int,
     method: str,
-    ns_block: int | None = SYMMETRIC_BLOCK,
+    ns_block: int | None = None,
 ) -> list[Unit]:
     """All units of the parameters `param_ids`, whose shards on the group's members are
     `boxes_of[i]` (`[G, D, 2]`), in parameter then unit order; `method` "auto" and
