@@ -1,23 +1,33 @@
 """Measure on one GPU the rates `etude plan muon --rates FILE` predicts from (about 3-5
 minutes on an H200; never needed for CI):
 
-1. batched bf16 Newton–Schulz FLOP/s for every Kimi K2 unit shape and both formulations
-   ("standard", "gram"), batches of about 2**27 elements;
+1. batched bf16 Newton–Schulz FLOP/s for every Kimi K2 unit shape and formulation
+   ("standard", "gram", and "gram_triangular" where the short side exceeds one block of
+   `--ns-block` rows, etude's `SYMMETRIC_BLOCK` by default: its symmetric products are one
+   small GEMM per panel of rows, which may run well below a full product's rate; they are
+   opt-in in Muon and the planner until this measures them), in
+   batches of about 2**24 elements: what one rank orthogonalizes per job at Muon's default
+   `job_numel` (one K2 expert unit), counted at the FLOPs `ns_flops` says each runs;
 2. the bandwidth of Muon's fused elementwise passes (`elementwise.py`: compiled on CUDA)
    on 2**28 fp32 elements, counted at the bytes `element_bytes` says the passes move;
 3. one Muon step against `torch.optim.Muon` on a slice of a K2 MoE layer (8 experts of
    each projection as stacked `[E, out, in]` tensors, given to torch.optim.Muon as one 2-D
    parameter per expert, plus the MLA projections as whole matrices), both with the
-   standard NS (the same math), and ours again with `ns_method="auto"`.
+   standard NS (the same math), and ours again with `ns_method="auto"` (Muon's default:
+   full products) and with `ns_block` set to the calibration's block (the opt-in).
 
 Medians of a few timed repetitions after a warm-up; CUDA is synchronized around each.
-`--tiny` runs the same code on the tiny preset's unit shapes with small tensors on CPU (the
-test of this script); its JSON is a valid `--rates` file for `--model tiny`.
+`--tiny` runs the same code on the tiny preset's unit shapes with small tensors on CPU and
+blocks of 16 rows (the test of this script); its JSON is a valid `--rates` file for
+`--model tiny` planned with `ns_block=16`. The planner takes a "gram_triangular" rate only
+when it plans with the block it was measured at (`--ns-block`).
 
 Run (on the GPU machine), then predict from its rates:
     OUT=benchmarks/results/muon_calibration_h200.json
     .venv/bin/python benchmarks/muon_calibrate.py --out $OUT
     .venv/bin/etude plan muon --model kimi-k2 --gpus 256 --rates $OUT
+    .venv/bin/etude plan muon --model kimi-k2 --gpus 256 --rates $OUT \
+        --ns-block 256 --job-numel 134217728
 """
 
 from __future__ import annotations
@@ -34,7 +44,13 @@ import torch
 
 from etude.optim import Muon
 from etude.optim.elementwise import apply_update, element_bytes, fused, momentum_direction
-from etude.optim.newton_schulz import QUINTIC, coefficient_schedule, newton_schulz, ns_flops
+from etude.optim.newton_schulz import (
+    QUINTIC,
+    SYMMETRIC_BLOCK,
+    coefficient_schedule,
+    newton_schulz,
+    ns_flops,
+)
 from etude.optim.plan_models import planner_model, unit_shapes
 
 STEPS = 5
@@ -55,7 +71,9 @@ def timed(fn: Callable[[], object], device: torch.device, reps: int) -> float:
     return statistics.median(samples)
 
 
-def ns_rates(model: str, device: torch.device, batch_numel: int, reps: int) -> list[dict]:
+def ns_rates(
+    model: str, device: torch.device, batch_numel: int, block: int, reps: int
+) -> list[dict]:
     """Batched bf16 NS FLOP/s per unit shape of `model` and method."""
     schedule = coefficient_schedule(QUINTIC, STEPS)
     rows = []
@@ -63,11 +81,14 @@ def ns_rates(model: str, device: torch.device, batch_numel: int, reps: int) -> l
         short, long = unit.shape
         batch = max(1, batch_numel // (short * long))
         g = torch.randn(batch, short, long, device=device, dtype=torch.bfloat16)
-        for method in ("standard", "gram"):
+        methods = ["standard", "gram"] + (["gram_triangular"] if short > block else [])
+        for method in methods:
             seconds = timed(
-                lambda g=g, m=method: newton_schulz(g, schedule, method=m), device, reps
+                lambda g=g, m=method: newton_schulz(g, schedule, method=m, block=block),
+                device,
+                reps,
             )
-            flops = batch * ns_flops(short, long, STEPS, method)
+            flops = batch * ns_flops(short, long, STEPS, method, block=block)
             rows.append(
                 {
                     "unit": unit.name,
@@ -106,7 +127,7 @@ def elementwise_rate(device: torch.device, numel: int, reps: int) -> dict:
     }
 
 
-def muon_step(device: torch.device, scale: int, reps: int) -> dict:
+def muon_step(device: torch.device, scale: int, block: int, reps: int) -> dict:
     """One step of etude's Muon vs torch.optim.Muon on a slice of a K2 MoE layer."""
     d, f, e = 7168 // scale, 2048 // scale, 8
     mla = [(1536 // scale, d), (12288 // scale, 1536 // scale), (576 // scale, d)]
@@ -131,6 +152,7 @@ def muon_step(device: torch.device, scale: int, reps: int) -> dict:
     runs = {
         "etude_standard": (ours, grads, {"ns_method": "standard"}),
         "etude_auto": (ours, grads, {"ns_method": "auto"}),
+        "etude_auto_ns_block": (ours, grads, {"ns_method": "auto", "ns_block": block}),
         "torch_optim_muon": (theirs, their_grads, None),
     }
     for name, (tensors, gs, options) in runs.items():
@@ -152,27 +174,36 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, help="calibration JSON to write")
     parser.add_argument("--tiny", action="store_true", help="tiny shapes on CPU (a test)")
+    parser.add_argument(
+        "--ns-block", type=int, default=None, help="rows of the symmetric products' blocks"
+    )
     args = parser.parse_args()
     if args.tiny:
-        device, model, batch_numel, numel, scale, reps = (
+        device, model, batch_numel, numel, scale, reps, block = (
             torch.device("cpu"),
             "tiny",
             1 << 14,
             1 << 16,
             64,
             1,
+            16,
         )
     else:
         if not torch.cuda.is_available():
             raise SystemExit("muon_calibrate: no CUDA device; use --tiny for the CPU check")
-        device, model, batch_numel, numel, scale, reps = (
+        device, model, batch_numel, numel, scale, reps, block = (
             torch.device("cuda"),
             "kimi-k2",
-            1 << 27,
+            1 << 24,
             1 << 28,
             1,
             5,
+            SYMMETRIC_BLOCK,
         )
+    if args.ns_block is not None:
+        if args.ns_block < 1:
+            raise SystemExit(f"muon_calibrate: --ns-block must be >= 1, got {args.ns_block}")
+        block = args.ns_block
     t0 = time.perf_counter()
     report = {
         "benchmark": "muon_calibrate",
@@ -182,9 +213,10 @@ def main() -> None:
         "torch": torch.__version__,
         "model": model,
         "ns_steps": STEPS,
-        "ns": ns_rates(model, device, batch_numel, reps),
+        "ns_block": block,
+        "ns": ns_rates(model, device, batch_numel, block, reps),
         "elementwise": elementwise_rate(device, numel, reps),
-        "muon_step": muon_step(device, scale, reps),
+        "muon_step": muon_step(device, scale, block, reps),
     }
     report["wall_s"] = time.perf_counter() - t0
     out = Path(args.out)

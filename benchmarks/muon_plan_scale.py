@@ -2,26 +2,37 @@
 parameters) on 256, 512 and 1024 H200s, and the tiny preset on one node, with
 `etude.optim.plan`, each lever of the optimizer's step time shown on its own.
 
-Per GPU count it plans four times (the optimizer's own `group_units` / `assign_owners` /
+Per GPU count it plans six times (the optimizer's own `group_units` / `assign_owners` /
 `job_chunks` on the layout `etude plan muon` chooses) and predicts the step with the levers
 added one at a time, each row on top of the one before:
 
 - baseline: standard NS (5 quintic steps) on every unit, dense units repeated on every
   replica, unfused elementwise (56 B per local element);
 - gram: NS method "auto" (the Gram iteration, restarted where `gram_restarts` says, on
-  every shape where it has fewer FLOPs);
+  every shape where it has fewer FLOPs), full products (`ns_block=None`);
 - schedule_4_steps: 4 NS steps instead of 5, for reference only: no schedule with fewer
   steps kept the orthogonality error of 5 quintic steps (benchmarks/ns_accuracy.py), so
   the rows after it keep 5;
 - spread: dense units spread over the replicas where the planner predicts it pays
   (`plan_and_choose_spread`; the choice is recorded);
-- fused: two fused elementwise passes (32 B per local element): etude's recommendation;
-- fused_spread_always: the same with `spread_replicas=True` forced (Muon's default);
-- fused_ns_at_matmul_rate: the recommendation with NS at the 0.80 of peak a lent H200
-  reached on a plain bf16 matmul, an optimistic bound on the NS term.
+- fused: two fused elementwise passes (32 B per local element): Muon's defaults, what
+  `etude plan muon` predicts without options;
+- symmetric: opt-in block-triangular symmetric products ("gram_triangular", `ns_block`
+  of `SYMMETRIC_BLOCK` rows, on every shape whose short side exceeds one block), at Muon's
+  default `job_numel`;
+- big_jobs: the opt-in with `job_numel` of `BIG_JOBS` elements per member, so that each
+  batched NS call takes several expert units and the host issues fewer calls: etude's
+  recommendation (`--ns-block 256 --job-numel 134217728`);
+- big_jobs_full_products: the same jobs with full products, for reference ("change" is
+  against "fused");
+- recommended_spread_always: the recommendation with `spread_replicas=True` forced
+  (Muon's default);
+- recommended_ns_at_matmul_rate: the recommendation with NS at the 0.80 of peak a lent
+  H200 reached on a plain bf16 matmul, an optimistic bound on the NS term.
 
-NS runs at the stated 0.60 of peak in every other row: no GPU has measured it yet
-(`benchmarks/muon_calibrate.py` would). The planner's wall time on this machine is recorded.
+NS runs at the stated 0.60 of peak in every other row, the symmetric products' small
+panel GEMMs included: no GPU has measured it yet (`benchmarks/muon_calibrate.py` would).
+The planner's wall time on this machine is recorded.
 
 Run: .venv/bin/python benchmarks/muon_plan_scale.py   (writes
 benchmarks/results/muon_plan_scale.json)
@@ -36,55 +47,81 @@ import json
 import os
 import platform
 import time
-from dataclasses import replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import torch
 
-from etude.optim.newton_schulz import gram_restarts
+from etude.optim.newton_schulz import SYMMETRIC_BLOCK, gram_restarts
 from etude.optim.plan import Assumptions, plan, predict
 
 RUNS = [("kimi-k2", 256), ("kimi-k2", 512), ("kimi-k2", 1024), ("tiny", 8)]
 MATMUL_RATE = 0.80  # measured bf16 matmul rate of a lent H200, fraction of peak
-# setting -> (NS method, NS steps, spread dense units: True/False/"auto", fused, NS efficiency)
+BIG_JOBS = 1 << 27  # elements per member per job: about 9 K2 expert units
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One row: the NS method, steps and block of symmetric products (None: full products),
+    dense units spread (True / False / "auto": the planner's choice), fused elementwise, the
+    NS efficiency (None: the stated one) and Muon's job_numel."""
+
+    method: str = "auto"
+    steps: int = 5
+    spread: bool | str = "auto"
+    fused: bool = True
+    ns_efficiency: float | None = None
+    block: int | None = None
+    job_numel: int = 1 << 24
+
+
 SETTINGS = {
-    "baseline": ("standard", 5, False, False, None),
-    "gram": ("auto", 5, False, False, None),
-    "schedule_4_steps": ("auto", 4, False, False, None),
-    "spread": ("auto", 5, "auto", False, None),
-    "fused": ("auto", 5, "auto", True, None),
-    "fused_spread_always": ("auto", 5, True, True, None),
-    "fused_ns_at_matmul_rate": ("auto", 5, "auto", True, MATMUL_RATE),
+    "baseline": Setting("standard", spread=False, fused=False),
+    "gram": Setting(spread=False, fused=False),
+    "schedule_4_steps": Setting(steps=4, spread=False, fused=False),
+    "spread": Setting(fused=False),
+    "fused": Setting(),
+    "symmetric": Setting(block=SYMMETRIC_BLOCK),
+    "big_jobs": Setting(block=SYMMETRIC_BLOCK, job_numel=BIG_JOBS),
+    "big_jobs_full_products": Setting(job_numel=BIG_JOBS),
+    "recommended_spread_always": Setting(spread=True, block=SYMMETRIC_BLOCK, job_numel=BIG_JOBS),
+    "recommended_ns_at_matmul_rate": Setting(
+        ns_efficiency=MATMUL_RATE, block=SYMMETRIC_BLOCK, job_numel=BIG_JOBS
+    ),
 }
 
 
 def run(model: str, gpus: int, gpu: str) -> dict:
-    """Plan `model` on `gpus` GPUs once per (method, steps, spread) and predict each setting;
-    "auto" spreading takes whichever of the two plans predicts the shorter step."""
+    """Plan `model` on `gpus` GPUs once per (method, steps, spread, block) and predict each
+    setting; "auto" spreading takes whichever of the two plans predicts the shorter step."""
     plans, planner = {}, {}
 
-    def planned(method: str, steps: int, spread: bool):
-        if (method, steps, spread) not in plans:
-            plans[method, steps, spread] = p = plan(
-                model, gpus, method=method, ns_steps=steps, spread_replicas=spread
+    def planned(method: str, steps: int, spread: bool, block: int | None):
+        key = (method, steps, spread, block)
+        if key not in plans:
+            plans[key] = p = plan(
+                model, gpus, method=method, ns_steps=steps, spread_replicas=spread, ns_block=block
             )
-            key = f"{method}/{steps} steps/{'spread' if spread else 'repeated'}"
-            planner[key] = {"wall_s": p.planner_s, "cpu_s": p.planner_cpu_s}
-        return plans[method, steps, spread]
+            name = f"{method}/{steps} steps/{'spread' if spread else 'repeated'}/block {block}"
+            planner[name] = {"wall_s": p.planner_s, "cpu_s": p.planner_cpu_s}
+        return plans[key]
 
     predictions = {}
-    for name, (method, steps, spread, fused, efficiency) in SETTINGS.items():
-        a = Assumptions(fused_elementwise=fused)
-        if efficiency is not None:
-            a = replace(a, ns_efficiency=efficiency)
-        options = [True, False] if spread == "auto" else [spread]
-        reports = {s: predict(planned(method, steps, s), gpu, a) for s in options}
+    for name, setting in SETTINGS.items():
+        a = Assumptions(fused_elementwise=setting.fused, job_numel=setting.job_numel)
+        if setting.ns_efficiency is not None:
+            a = replace(a, ns_efficiency=setting.ns_efficiency)
+        options = [True, False] if setting.spread == "auto" else [setting.spread]
+        reports = {
+            s: predict(planned(setting.method, setting.steps, s, setting.block), gpu, a)
+            for s in options
+        }
         chosen = min(reports, key=lambda s: reports[s]["time"]["step_s"])
         predictions[name] = {
             **reports[chosen],
             "spread_replicas": {
                 "chosen": chosen,
-                "by_planner": spread == "auto",
+                "by_planner": setting.spread == "auto",
                 **{
                     f"step_s_{'spread' if s else 'repeated'}": r["time"]["step_s"]
                     for s, r in reports.items()
@@ -105,36 +142,45 @@ LABELS = {
     "gram": "+ Gram, restarted before step {restarts}",
     "schedule_4_steps": "(+ 4 NS steps: not adopted, for reference)",
     "spread": "+ spreading where it pays",
-    "fused": "+ fused elementwise (recommended)",
-    "fused_spread_always": "same, spread_replicas=True forced",
-    "fused_ns_at_matmul_rate": "recommended, NS at matmul rate (0.80)",
+    "fused": "+ fused elementwise (Muon's default)",
+    "symmetric": "+ symmetric products, blocks of {block} (opt-in: --ns-block {block})",
+    "big_jobs": "+ jobs of 2^27 elements per member (recommended: --ns-block {block} "
+    "--job-numel 134217728)",
+    "big_jobs_full_products": "(jobs of 2^27 with full products, for reference)",
+    "recommended_spread_always": "recommended, spread_replicas=True forced",
+    "recommended_ns_at_matmul_rate": "recommended, NS at matmul rate (0.80)",
 }
-CHAIN = ["baseline", "gram", "spread", "fused"]  # each row adds one lever to the one before
+# each row adds one lever to the one before; the references are against the row named
+CHAIN = ["baseline", "gram", "spread", "fused", "symmetric", "big_jobs"]
+REFERENCE_OF = {"schedule_4_steps": "gram", "big_jobs_full_products": "fused"}
 
 
 def summarize(report: dict) -> str:
     """Markdown tables of a report: step and breakdown per setting, and what was planned."""
     ms = 1e3
     lines = [
-        "| GPUs | setting | step | change | NS | exposed comm | elementwise | host "
-        "(launch + Python) | bound by | dense units |",
+        "| GPUs | setting | step | change | NS (of it mirror copies) | exposed comm | "
+        "elementwise | host (launch + Python + NS ops) | bound by | dense units |",
         "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |",
     ]
     planned = [
         "| GPUs | setting | NS TFLOP, max | imbalance | NVLink GB, max | network GB, max "
-        "(replica exchange) | comm ms | all-to-alls | elementwise GB |",
-        "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "(replica exchange) | comm ms | all-to-alls | NS calls, max | NS host ops, max | "
+        "elementwise GB |",
+        "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for run in report["runs"]:
         if run["model"] != "kimi-k2":
             continue
         p = run["predictions"]
         for name, label in LABELS.items():
-            label = label.format(restarts=" and ".join(map(str, report["gram_restarts"])))
+            label = label.format(
+                restarts=" and ".join(map(str, report["gram_restarts"])),
+                block=report["ns_block_opt_in"],
+            )
             t, pr, choice = p[name]["time"], p[name]["per_rank"], p[name]["spread_replicas"]
             before = CHAIN[CHAIN.index(name) - 1] if name in CHAIN[1:] else None
-            if name == "schedule_4_steps":
-                before = "gram"
+            before = REFERENCE_OF.get(name, before)
             change = f"{(t['step_s'] - p[before]['time']['step_s']) * ms:+.1f}" if before else ""
             dense = "spread" if choice["chosen"] else "repeated"
             if choice["by_planner"]:
@@ -144,18 +190,22 @@ def summarize(report: dict) -> str:
                 )
             lines.append(
                 f"| {run['gpus']} | {label} | {t['step_s'] * ms:.1f} | {change} | "
-                f"{t['ns_s'] * ms:.1f} | {t['exposed_comm_s'] * ms:.1f} | "
+                f"{t['ns_s'] * ms:.1f}"
+                + (f" ({t['ns_mirror_s'] * ms:.1f})" if t["ns_mirror_s"] else "")
+                + f" | {t['exposed_comm_s'] * ms:.1f} | "
                 f"{t['elementwise_s'] * ms:.1f} | {t['host_s'] * ms:.1f} "
-                f"({t['host_launch_s'] * ms:.1f} + {t['host_python_s'] * ms:.1f}) | "
+                f"({t['host_launch_s'] * ms:.1f} + {t['host_python_s'] * ms:.1f} + "
+                f"{t['host_ns_ops_s'] * ms:.1f}) | "
                 f"{t['dominant']} | {dense} |"
             )
-            if name in ("baseline", "gram", "schedule_4_steps", "fused"):
+            if name in ("baseline", "gram", "schedule_4_steps", "fused", "symmetric", "big_jobs"):
                 planned.append(
                     f"| {run['gpus']} | {label} | {pr['ns_flops']['max'] / 1e12:.1f} | "
                     f"{pr['imbalance']:.4f} | {pr['nvlink_bytes']['max'] / 1e9:.2f} | "
                     f"{pr['network_bytes']['max'] / 1e9:.2f} "
                     f"({pr['replica_gather_bytes']['max'] / 1e9:.2f}) | "
                     f"{t['comm_s'] * ms:.1f} | {pr['collectives']} | "
+                    f"{pr['ns_calls']['max']:.0f} | {pr['ns_host_ops']['max']:.0f} | "
                     f"{pr['elementwise_bytes']['max'] / 1e9:.0f} |"
                 )
     return "\n".join(lines) + "\n\n" + "\n".join(planned)
@@ -195,6 +245,8 @@ def main() -> None:
             "torch": torch.__version__,
         },
         "gram_restarts": list(gram_restarts(5)),
+        "ns_block_opt_in": SYMMETRIC_BLOCK,
+        "settings": {name: asdict(setting) for name, setting in SETTINGS.items()},
         "runs": results,
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

@@ -11,17 +11,24 @@ orthogonalized by each variant, and each result O is compared with:
   formulation and precision add; the schedule's own distance from U V^T is in the first);
 - its singular values (min and max, from the eigenvalues of O O^T in float64).
 
-Variants, each with its FLOPs as run (`ns_flops`; no credit for symmetric products):
+Variants, each with its FLOPs as run (`ns_flops`):
 
 - 5 steps of the fixed quintic and of Polar Express: standard fp32 (the reference), standard
   bf16 (torch.optim.Muon), Gram bf16 with etude's restarts (`gram_restarts`, marked
-  `_etude`: once, before step 2), and with each other restart pattern: every 2 steps,
+  `_etude`: once, before step 2), the same with block-triangular symmetric products
+  (`gram_triangular_bf16`, etude's "gram_triangular", blocks of `SYMMETRIC_BLOCK` rows: on
+  units whose short side fits in one block, the same FLOPs as "gram", rounded in another
+  order, `a I` added after the product and `Q^T` for `Q`) and with every
+  square product mirrored, also `Q R` and `P Q`, symmetric only in exact arithmetic
+  (`gram_triangular_commuting_bf16`, not adopted), and with each other restart pattern:
+  every 2 steps,
   first only before step 3, none; and Gram bf16 after an AOL rescaling (the
   rows scaled by the inverse square roots of the absolute row sums of R = X X^T, which
   bounds the spectral norm by 1 more tightly than the Frobenius norm, as Turbo-Muon does;
   free here, since R is formed anyway, but it orthogonalizes D X, not X).
 - Fewer steps (the quintic and Polar Express in 4 steps, Polar Express in 3): standard fp32,
-  standard bf16, Gram bf16 with etude's restarts, and the AOL-rescaled Gram.
+  standard bf16, Gram bf16 with etude's restarts (full and triangular), and the
+  AOL-rescaled Gram.
 
 Each variant's `vs_quintic5` is its polar error over that of 5 standard bf16 quintic steps
 (torch.optim.Muon's default) on the same matrix: etude adopts a variant only if it stays
@@ -48,12 +55,15 @@ import torch
 
 from etude.optim.newton_schulz import (
     QUINTIC,
+    SYMMETRIC_BLOCK,
     choose_method,
     coefficient_schedule,
     gram_iteration,
     gram_restarts,
     newton_schulz,
     ns_flops,
+    symmetric_matmul,
+    symmetric_matmul_flops,
 )
 from etude.optim.plan_models import planner_model, unit_shapes
 
@@ -104,6 +114,40 @@ def aol_gram(g: torch.Tensor, schedule, restarts) -> torch.Tensor:
     return gram_iteration(x * d[..., :, None], schedule, restarts)
 
 
+def commuting_triangular(g: torch.Tensor, schedule, restarts) -> torch.Tensor:
+    """Gram bf16 on `g` `[B, s, l]` with every square product mirrored, also Q R and P Q
+    (symmetric only while Q and P commute with R, as they do in exact arithmetic)."""
+    x, block = normalized_bf16(g), SYMMETRIC_BLOCK
+
+    def product(u, v):
+        return symmetric_matmul(u, v, block)
+
+    q = None
+    for i, (a, b, c) in enumerate(schedule):
+        if q is None or i in restarts:
+            if q is not None:
+                x = q @ x
+            r = product(x, x.mT)
+            q, s = None, r
+        else:
+            s = product(product(q, r), q)
+        poly = symmetric_matmul(s, s, block, add=s, beta=b, alpha=c)
+        poly.diagonal(dim1=-2, dim2=-1).add_(a)
+        q = poly if q is None else product(poly, q)
+    return q @ x
+
+
+def commuting_triangular_flops(short: int, long: int, steps: int) -> int:
+    phases = [b - a for a, b in zip([0, *gram_restarts(steps)], [*gram_restarts(steps), steps])]
+    sym = symmetric_matmul_flops
+    return sum(
+        sym(short, long, SYMMETRIC_BLOCK)
+        + 2 * short * short * long
+        + (1 + 4 * (k - 1)) * sym(short, short, SYMMETRIC_BLOCK)
+        for k in phases
+    )
+
+
 def variants(schedule, steps: int, short: int, long: int) -> dict:
     """name -> (function of a [1, short, long] batch, FLOPs of one unit as run)."""
     standard = ns_flops(short, long, steps, "standard")
@@ -124,6 +168,16 @@ def variants(schedule, steps: int, short: int, long: int) -> dict:
         f"gram_bf16_restarts_{'_'.join(map(str, etude)) or 'none'}_etude": (
             lambda g: newton_schulz(g, schedule, dtype=torch.bfloat16, method="gram"),
             ns_flops(short, long, steps, "gram"),
+        ),
+        "gram_triangular_bf16": (
+            lambda g: newton_schulz(
+                g, schedule, dtype=torch.bfloat16, method="gram_triangular", block=SYMMETRIC_BLOCK
+            ),
+            ns_flops(short, long, steps, "gram_triangular", block=SYMMETRIC_BLOCK),
+        ),
+        "gram_triangular_commuting_bf16": (
+            lambda g: commuting_triangular(g, schedule, etude),
+            commuting_triangular_flops(short, long, steps),
         ),
     }
     if steps == STEPS:
@@ -146,8 +200,12 @@ def measure(name: str, shape: tuple[int, int], count: int, seed: int) -> dict:
         "unit": name,
         "shape": [short, long],
         "units_in_model": count,
-        "chosen_method": choose_method(short, long, STEPS),
-        "flops": {m: ns_flops(short, long, STEPS, m) for m in ("standard", "gram")},
+        # what "auto" takes with symmetric products opted into (ns_block=SYMMETRIC_BLOCK)
+        "chosen_method": choose_method(short, long, STEPS, SYMMETRIC_BLOCK),
+        "flops": {
+            m: ns_flops(short, long, STEPS, m, block=SYMMETRIC_BLOCK)
+            for m in ("standard", "gram", "gram_triangular")
+        },
         "schedules": {},
     }
     for sched_name, (coefficients, steps) in SCHEDULES.items():
@@ -189,18 +247,24 @@ def summarize(report: dict) -> str:
     five = [
         "standard_bf16",
         "gram_bf16_restarts_2_etude",
+        "gram_triangular_bf16",
+        "gram_triangular_commuting_bf16",
         "gram_bf16_restarts_2_4",
         "gram_bf16_restarts_3",
         "gram_bf16_restarts_none",
         "gram_bf16_aol",
     ]
     lines = [
-        "| unit | shape | units | schedule | GFLOP standard / gram | " + " | ".join(five) + " |",
+        "| unit | shape | units | schedule | GFLOP standard / gram / triangular | "
+        + " | ".join(five)
+        + " |",
         "|---|---|---:|---|---:|" + "---|" * len(five),
     ]
-    fewer = ["standard_bf16", "gram_bf16_restarts_2_etude", "gram_bf16_aol"]
+    fewer = ["standard_bf16", "gram_bf16_restarts_2_etude", "gram_triangular_bf16", "gram_bf16_aol"]
     short = [
-        "| unit | shape | schedule | GFLOP standard / gram | " + " | ".join(fewer) + " |",
+        "| unit | shape | schedule | GFLOP standard / gram / triangular | "
+        + " | ".join(fewer)
+        + " |",
         "|---|---|---|---:|" + "---|" * len(fewer),
     ]
     for u in report["units"]:
@@ -208,9 +272,10 @@ def summarize(report: dict) -> str:
         for name, rows in u["schedules"].items():
             gflops = (
                 f"{rows['standard_bf16']['flops'] / 1e9:.1f} / "
-                f"{rows['gram_bf16_restarts_2_etude']['flops'] / 1e9:.1f}"
+                f"{rows['gram_bf16_restarts_2_etude']['flops'] / 1e9:.1f} / "
+                f"{rows['gram_triangular_bf16']['flops'] / 1e9:.1f}"
                 if "gram_bf16_restarts_2_etude" in rows
-                else f"{rows['standard_bf16']['flops'] / 1e9:.1f}"
+                else ""
             )
             if "gram_bf16_restarts_2_4" in rows:
                 cells = " | ".join(_cell(rows[v]) for v in five)
@@ -220,10 +285,13 @@ def summarize(report: dict) -> str:
             else:
                 etude = next(v for v in rows if v.endswith("_etude"))
                 cells = " | ".join(
-                    _cell(rows[v]) for v in ["standard_bf16", etude, "gram_bf16_aol"]
+                    _cell(rows[v])
+                    for v in ["standard_bf16", etude, "gram_triangular_bf16", "gram_bf16_aol"]
                 )
                 gflops = (
-                    f"{rows['standard_bf16']['flops'] / 1e9:.1f} / {rows[etude]['flops'] / 1e9:.1f}"
+                    f"{rows['standard_bf16']['flops'] / 1e9:.1f} / "
+                    f"{rows[etude]['flops'] / 1e9:.1f} / "
+                    f"{rows['gram_triangular_bf16']['flops'] / 1e9:.1f}"
                 )
                 short.append(f"| {unit} | {shape} | {name} | {gflops} | {cells} |")
     return "\n".join(lines) + "\n\n" + "\n".join(short)
@@ -258,6 +326,7 @@ def main() -> None:
             "benchmark": "ns_accuracy",
             "steps": STEPS,
             "gram_restarts": list(gram_restarts(STEPS)),
+            "symmetric_block": SYMMETRIC_BLOCK,
             "comparable_within": COMPARABLE,
             "yardstick": "standard bf16, 5 steps of the fixed quintic (torch.optim.Muon)",
             "input": "gradient-like: singular values ~ 1/i plus a 30% Gaussian noise floor",

@@ -92,6 +92,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     muon.add_argument("--ns-steps", type=int, default=5, help="Muon's ns_steps")
     muon.add_argument(
+        "--ns-block",
+        type=int,
+        default=None,
+        metavar="ROWS",
+        help="Muon's ns_block: opt into block-triangular symmetric products with blocks of "
+        "ROWS rows (default: full products; with it, e.g. --ns-block 256 --job-numel "
+        "134217728)",
+    )
+    muon.add_argument(
         "--spread",
         default="auto",
         choices=["auto", "on", "off"],

@@ -31,10 +31,13 @@ def test_tiny_calibration_feeds_the_planner(tmp_path):
         capture_output=True,
     )
     data = json.loads(out.read_text())
-    assert {r["method"] for r in data["ns"]} == {"standard", "gram"}
+    assert {r["method"] for r in data["ns"]} == {"standard", "gram", "gram_triangular"}
+    assert data["ns_block"] == 16
     assert data["muon_step"]["torch_optim_muon_s"] > 0
+    assert data["muon_step"]["etude_auto_ns_block_s"] > 0
     rates = load_rates(str(out))
-    planned = plan("tiny", 8)
+    planned = plan("tiny", 8, ns_block=16)
+    assert "gram_triangular" in {u.method for g in planned.groups for u in g.units}
     stated, measured = predict(planned, "h200"), predict(planned, "h200", rates=rates)
     assert stated["sources"]["ns"] == "stated"
     assert measured["sources"]["ns"].startswith("measured")
@@ -46,9 +49,14 @@ def test_tiny_calibration_feeds_the_planner(tmp_path):
         slot = g.replica_of * len(g.family.ranks) + g.owners
         mine = np.flatnonzero(slot == rank % len(g.flops))
         seconds += sum(
-            g.units[k].flops / rates.ns_rate(g.units[k].shape, g.units[k].method) for k in mine
+            g.units[k].flops / rates.ns_rate(g.units[k].shape, g.units[k].method, 16) for k in mine
         )
     assert measured["time"]["ns_s"] == pytest.approx(seconds, rel=1e-9)
+    assert measured["time"]["ns_mirror_s"] == 0  # in the measured time
+    assert stated["time"]["ns_mirror_s"] > 0
+    # Planned with another block, the triangular rates do not apply.
+    other = predict(plan("tiny", 8, ns_block=8), "h200", rates=rates)
+    assert {s[2] for s in other["sources"]["ns_unmeasured_shapes"]} == {"gram_triangular"}
     bytes_moved = measured["per_rank"]["elementwise_bytes"]["max"]
     assert measured["time"]["elementwise_s"] <= bytes_moved / rates.elementwise_bytes_s * (1 + 1e-9)
 

@@ -19,11 +19,19 @@ from torch.distributed.tensor import Replicate, Shard, distribute_tensor
 from etude.cli import main as cli_main
 from etude.models.config import preset
 from etude.optim import Muon
-from etude.optim.newton_schulz import ns_flops
+from etude.optim.newton_schulz import (
+    QUINTIC,
+    coefficient_schedule,
+    newton_schulz,
+    ns_flops,
+)
 from etude.optim.plan import (
     Assumptions,
     Family,
+    _OpCounter,
     choose_layout,
+    ns_calls_per_rank,
+    ns_host_ops,
     per_rank,
     plan,
     plan_and_choose_spread,
@@ -136,6 +144,30 @@ def test_predicted_terms_follow_the_documented_formula():
 
 
 @pytest.mark.parametrize(
+    ("shape", "method", "block"),
+    [((24, 40), "gram_triangular", 5), ((40, 24), "gram", None), ((16, 16), "standard", 256)],
+)
+def test_ns_host_ops_are_the_ops_a_real_call_issues(shape, method, block):
+    g, schedule = torch.randn(3, *shape), coefficient_schedule(QUINTIC, 5)
+    with _OpCounter() as counter:
+        newton_schulz(g, schedule, method=method, block=block)
+    assert counter.ops == ns_host_ops(shape, 5, method, block)
+
+
+def test_host_term_counts_every_ns_call_op():
+    planned = plan("tiny", 16, gpus_per_node=4, ns_block=16)
+    a = Assumptions(job_numel=1 << 10)  # jobs of one or a few units
+    t = predict(planned, "h200", a)["time"]
+    calls, ops = ns_calls_per_rank(planned, a.job_numel)
+    assert calls.min() > 0 and ops.min() > calls.min()
+    host = t["host_launch_s"] + t["host_python_s"] + ops * a.host_per_op_s
+    assert t["host_s"] == pytest.approx(host.max())
+    # Larger jobs batch more units per call: fewer calls, never more.
+    fewer, _ = ns_calls_per_rank(planned, 1 << 30)
+    assert (fewer <= calls).all() and fewer.sum() < calls.sum()
+
+
+@pytest.mark.parametrize(
     ("kwargs", "message"),
     [
         ({"model": "nope", "gpus": 8}, "unknown model preset"),
@@ -173,6 +205,7 @@ def test_cli_prints_the_tiny_plan(capsys):
     assert cli_main(["plan", "muon", "--model", "tiny", "--gpus", "4"]) == 0
     out = capsys.readouterr().out
     assert "Predicted Muon step" in out and "experts" in out and "dense" in out
+    assert "full products (no --ns-block)" in out
     assert cli_main(["plan", "muon", "--model", "tiny", "--gpus", "16", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["gpus"] == 16 and report["layout"]["ep"] == 8
@@ -205,11 +238,32 @@ def test_cli_spread_and_steps_options(capsys):
     assert "chosen" in json.loads(capsys.readouterr().out)["spread_replicas"]
 
 
+def test_cli_ns_block_opts_into_symmetric_products(capsys):
+    args = ["plan", "muon", "--model", "tiny", "--gpus", "8", "--spread", "off", "--json"]
+
+    def methods(report: dict) -> set[str]:
+        return {row["method"] for g in report["groups"] for row in g["units_by_shape"]}
+
+    assert cli_main(args) == 0
+    default = json.loads(capsys.readouterr().out)
+    assert default["ns_block"] is None and "gram_triangular" not in methods(default)
+    assert cli_main([*args, "--ns-block", "16"]) == 0
+    opted = json.loads(capsys.readouterr().out)
+    assert opted["ns_block"] == 16 and "gram_triangular" in methods(opted)
+    assert default["time"]["ns_mirror_s"] == 0 < opted["time"]["ns_mirror_s"]
+
+
 def test_cli_turns_bad_input_into_exit_code_2(capsys):
     assert cli_main(["plan", "muon", "--model", "tiny", "--gpus", "12"]) == 2
     assert "not a whole number of nodes" in capsys.readouterr().err
     assert cli_main(["plan", "muon", "--model", "tiny", "--gpus", "4", "--ns-steps", "0"]) == 2
     assert "--ns-steps must be in [1, 99], got 0" in capsys.readouterr().err
+    assert cli_main(["plan", "muon", "--model", "tiny", "--gpus", "4", "--ns-block", "0"]) == 2
+    assert "--ns-block must be >= 1" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:
+        cli_main(["plan", "muon", "--model", "tiny", "--gpus", "4", "--ns-block", "big"])
+    assert exit_.value.code == 2
+    assert "argument --ns-block: invalid int value: 'big'" in capsys.readouterr().err
 
 
 # 4 ranks: 2 nodes of 2 GPUs. Dense: HSDP (Replicate, Shard(0)) on mesh (2, 2); experts:
@@ -217,7 +271,16 @@ def test_cli_turns_bad_input_into_exit_code_2(capsys):
 WORLD, PER_NODE, EP = 4, 2, 2
 
 
-def _rank_tiny_step() -> tuple[float, int, int, int, int]:
+# Muon's default (full products) and blocks of 16 rows, which split most tiny units into
+# blocks (gram_triangular).
+BLOCKS = (None, 16)
+
+
+def _rank_tiny_step() -> list[tuple[float, int, int, int, int, int]]:
+    return [_tiny_step(block) for block in BLOCKS]
+
+
+def _tiny_step(ns_block: int | None) -> tuple[float, int, int, int, int, int]:
     mesh = init_device_mesh("cpu", (2, 2))
     groups, params = [], []
     for i, p in enumerate(preset("tiny").parameter_shapes()):
@@ -230,29 +293,38 @@ def _rank_tiny_step() -> tuple[float, int, int, int, int]:
         param.grad = distribute_tensor(grad, mesh, placements, src_data_rank=None)
         params.append(param)
         groups.append({"params": [(p.name, param)], **p.muon})
-    opt = Muon(groups, lr=0.02)  # ns_dtype bf16: 2 bytes per element moved
+    opt = Muon(groups, lr=0.02, ns_block=ns_block)  # ns_dtype bf16: 2 bytes per element moved
     opt.step()
     s = opt.last_step_stats
-    return s.imbalance, s.bytes_sent, s.bytes_received, s.ns_flops, s.collectives
+    return s.imbalance, s.bytes_sent, s.bytes_received, s.ns_flops, s.collectives, s.ns_calls
 
 
 @pytest.mark.dist
 def test_prediction_equals_what_muon_reports_on_gloo():
     from etude.spawn import run_on_ranks
 
-    results = run_on_ranks(_rank_tiny_step, WORLD, timeout_s=120)
-    planned = plan("tiny", WORLD, gpus_per_node=PER_NODE, ep=EP)
+    by_rank = run_on_ranks(_rank_tiny_step, WORLD, timeout_s=120)
+    flops_of = {}
+    for k, block in enumerate(BLOCKS):
+        flops_of[block] = _check_prediction([r[k] for r in by_rank], block)
+    assert flops_of[16].sum() < flops_of[None].sum()  # triangular products ran
+
+
+def _check_prediction(results: list[tuple], ns_block: int | None) -> np.ndarray:
+    planned = plan("tiny", WORLD, gpus_per_node=PER_NODE, ep=EP, ns_block=ns_block)
     assert planned.layout.efsdp == 2
     report = predict(planned, "h200", Assumptions())
     moved = per_rank(planned, "nvlink_numel") + per_rank(planned, "network_numel")
     sent = (moved + per_rank(planned, "gather_sent_numel")) * 2
     received = (moved + per_rank(planned, "gather_received_numel")) * 2
     flops = per_rank(planned, "flops")
+    calls, _ = ns_calls_per_rank(planned, Assumptions().job_numel)
     imbalance = max(g.imbalance for g in planned.groups)
-    for rank, (imb, bytes_sent, bytes_received, ns, collectives) in enumerate(results):
+    for rank, (imb, bytes_sent, bytes_received, ns, collectives, ns_calls) in enumerate(results):
         assert imb <= imbalance
         assert (bytes_sent, bytes_received) == (sent[rank], received[rank])
         assert ns == flops[rank]
+        assert ns_calls == calls[rank]
         # One extra collective: Muon's check that ranks agree on which grads exist. The
         # report counts the busiest replica's jobs.
         assert collectives <= report["per_rank"]["collectives"] + 1
@@ -260,3 +332,4 @@ def test_prediction_equals_what_muon_reports_on_gloo():
     assert max(r[4] for r in results) == report["per_rank"]["collectives"] + 1
     assert math.isclose(report["per_rank"]["imbalance"], flops.max() / flops.mean())
     assert sum(r[1] for r in results) > 0  # the case does move data
+    return flops

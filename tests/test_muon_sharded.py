@@ -24,6 +24,8 @@ pytestmark = pytest.mark.dist
 
 STEPS = 3
 HYPER = dict(lr=0.02, weight_decay=0.1, ns_dtype=torch.float32, adjust_lr_fn="match_rms_adamw")
+# Symmetric products in blocks of 4 rows: units of these shapes span 1 to 6 blocks a side.
+TRIANGULAR = dict(ns_method="gram_triangular", ns_block=4)
 
 
 def cases(world: int) -> dict[str, dict]:
@@ -73,7 +75,9 @@ def _full(seed: int, shape: tuple[int, ...]) -> torch.Tensor:
     return torch.randn(shape, generator=torch.Generator().manual_seed(seed))
 
 
-def _run_case(case: dict, sharded: bool, max_in_flight: int = 4, spread: bool = True):
+def _run_case(
+    case: dict, sharded: bool, max_in_flight: int = 4, spread: bool = True, ns: dict | None = None
+):
     mesh = init_device_mesh("cpu", case["mesh"]) if sharded else None
     groups, params = [], {}
     for options, named in case["groups"]:
@@ -88,7 +92,7 @@ def _run_case(case: dict, sharded: bool, max_in_flight: int = 4, spread: bool = 
             params[name] = torch.nn.Parameter(t)
             entries.append((name, params[name]))
         groups.append({"params": entries, **options})
-    opt = Muon(groups, **HYPER, max_in_flight=max_in_flight, spread_replicas=spread)
+    opt = Muon(groups, **HYPER, **(ns or {}), max_in_flight=max_in_flight, spread_replicas=spread)
     flops = []
     for step in range(STEPS):
         for name, p in params.items():
@@ -109,6 +113,7 @@ def _rank_all_cases(world: int) -> dict:
     for name, case in cases(world).items():
         out[name] = _run_case(case, sharded=True)
         out[name + "/no_overlap"] = _run_case(case, sharded=True, max_in_flight=1)
+        out[name + "/triangular"] = _run_case(case, sharded=True, ns=TRIANGULAR)
         if name == "hsdp":
             out[name + "/repeated"] = _run_case(case, sharded=True, spread=False)
     return out
@@ -118,9 +123,16 @@ def _rank_all_cases(world: int) -> dict:
 def test_sharded_equals_single_process(world):
     results = run_on_ranks(_rank_all_cases, world, world, timeout_s=240)
     for name, case in cases(world).items():
-        reference, ref_flops, _ = _run_case(case, sharded=False)
-        variants = [name, name + "/no_overlap"] + ([name + "/repeated"] if name == "hsdp" else [])
+        references = {
+            "": _run_case(case, sharded=False)[:2],
+            "/triangular": _run_case(case, sharded=False, ns=TRIANGULAR)[:2],
+        }
+        # Block-triangular products ran: fewer FLOPs than the full ones.
+        assert references["/triangular"][1][0] < references[""][1][0], name
+        variants = [name, name + "/no_overlap", name + "/triangular"]
+        variants += [name + "/repeated"] if name == "hsdp" else []
         for variant in variants:
+            reference, ref_flops = references["/triangular" if "triangular" in variant else ""]
             for rank, by_case in enumerate(results):
                 full, _, _ = by_case[variant]
                 for pname, ref in reference.items():

@@ -84,6 +84,6 @@ def test_ns_flops_count_any_restarts(restarts):
 
 def test_choose_method_takes_the_cheaper_formulation():
     for m, n in [(2048, 7168), (128, 7168), (256, 512), (512, 512), (600, 800)]:
-        costs = {k: ns_flops(m, n, 5, k) for k in ("standard", "gram")}
-        assert choose_method(m, n, 5) == min(costs, key=costs.get)
-        assert ns_flops(m, n, 5, "auto") == min(costs.values())
+        costs = {k: ns_flops(m, n, 5, k, block=None) for k in ("standard", "gram")}
+        assert choose_method(m, n, 5, block=None) == min(costs, key=costs.get)
+        assert ns_flops(m, n, 5, "auto", block=None) == min(costs.values())

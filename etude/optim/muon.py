@@ -26,7 +26,7 @@ from torch.distributed.tensor import DTensor
 from torch.optim.adamw import adamw
 
 from etude.optim.elementwise import apply_update, fused, momentum_direction
-from etude.optim.newton_schulz import QUINTIC, coefficient_schedule
+from etude.optim.newton_schulz import METHODS, QUINTIC, coefficient_schedule
 from etude.optim.routing import Route, check_strict, report, route
 from etude.optim.sharded import ParamSpec, Plan, StepStats, build_plan, orthogonalize
 from etude.optim.units import Granularity, shard_boxes, unit_matrix_shape, validate
@@ -60,8 +60,15 @@ class Muon(torch.optim.Optimizer):
 
     - ns_coefficients: a triple `(a, b, c)` used at every step, or "polar_express".
     - ns_dtype: precision of Newton–Schulz (bfloat16 as in torch.optim.Muon, or float32).
-    - ns_method: "standard", "gram" or "auto" (default: per shape, the one with fewer
-      FLOPs, as `newton_schulz.choose_method` decides; "standard" is torch.optim.Muon's).
+    - ns_method: "standard", "gram", "gram_triangular" or "auto" (default: per shape, the
+      one with the fewest FLOPs, as `newton_schulz.choose_method` decides; "standard" is
+      torch.optim.Muon's).
+    - ns_block: None (default): the Gram iteration with full products. An int opts into
+      block-triangular symmetric products ("gram_triangular") with blocks of that many rows
+      (`newton_schulz.SYMMETRIC_BLOCK`, 256, is the suggested size), which "auto" then
+      takes wherever a unit's short side exceeds one block. Opt-in because their speed-up
+      is not measured on a GPU and, with the default `job_numel`, the planner predicts
+      the host cannot issue their ops fast enough (docs/muon.md).
     - adamw_lr / adamw_betas / adamw_eps / adamw_weight_decay: hyperparameters of the AdamW
       part (lr and weight decay default to Muon's); a group may override them with the
       same keys.
@@ -99,6 +106,7 @@ class Muon(torch.optim.Optimizer):
         *,
         ns_dtype: torch.dtype = torch.bfloat16,
         ns_method: str = "auto",
+        ns_block: int | None = None,
         adamw_lr: float | None = None,
         adamw_betas: tuple[float, float] = (0.9, 0.95),
         adamw_eps: float = 1e-8,
@@ -115,8 +123,14 @@ class Muon(torch.optim.Optimizer):
             )
         if adjust_lr_fn not in ADJUST_LR_FNS:
             raise ValueError(f"adjust_lr_fn must be one of {ADJUST_LR_FNS}, got {adjust_lr_fn!r}")
-        if ns_method not in ("standard", "gram", "auto"):
-            raise ValueError(f"ns_method must be 'standard', 'gram' or 'auto', got {ns_method!r}")
+        if ns_method not in METHODS:
+            raise ValueError(f"ns_method must be one of {METHODS}, got {ns_method!r}")
+        if ns_block is not None and (
+            isinstance(ns_block, bool) or not isinstance(ns_block, int) or ns_block < 1
+        ):
+            raise ValueError(f"ns_block must be an int >= 1 or None, got {ns_block!r}")
+        if ns_method == "gram_triangular" and ns_block is None:
+            raise ValueError("ns_method='gram_triangular' needs an ns_block, got None")
         if not ns_dtype.is_floating_point:
             raise ValueError(f"ns_dtype must be a floating dtype, got {ns_dtype}")
         if max_in_flight < 1:
@@ -124,6 +138,7 @@ class Muon(torch.optim.Optimizer):
         coefficient_schedule(ns_coefficients, ns_steps)  # validates both
         self.ns_dtype = ns_dtype
         self.ns_method = ns_method
+        self.ns_block = ns_block
         self.job_numel = job_numel
         self.max_in_flight = max_in_flight
         self.fused_elementwise = fused_elementwise
@@ -264,6 +279,7 @@ class Muon(torch.optim.Optimizer):
                 specs,
                 ns_steps=ns_steps,
                 method=self.ns_method,
+                ns_block=self.ns_block,
                 job_numel=self.job_numel,
                 group_cache=self._process_groups,
                 spread_replicas=self.spread_replicas,
@@ -395,7 +411,14 @@ def _local(t: Tensor) -> Tensor:
 
 
 def _accumulate(total: StepStats, stats: StepStats) -> None:
-    for field_name in ("ns_flops", "ns_units", "bytes_sent", "bytes_received", "collectives"):
+    for field_name in (
+        "ns_flops",
+        "ns_units",
+        "ns_calls",
+        "bytes_sent",
+        "bytes_received",
+        "collectives",
+    ):
         setattr(total, field_name, getattr(total, field_name) + getattr(stats, field_name))
     total.comm_wait_s += stats.comm_wait_s
     total.ns_time_s += stats.ns_time_s

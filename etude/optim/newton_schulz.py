@@ -1,7 +1,7 @@
 """Newton–Schulz orthogonalization: the math Muon applies to each matrix-shaped unit.
 
 All functions take a batch of same-shape matrices `[B, m, n]` and return `[B, m, n]`
-approximately equal to `U V^T` of each matrix's SVD `U S V^T`. Two formulations:
+approximately equal to `U V^T` of each matrix's SVD `U S V^T`. Three formulations:
 
 - `standard`: the quintic iteration of Keller Jordan's Muon and `torch.optim.Muon`
   (`X <- a X + (b A + c A^2) X` with `A = X X^T`), on the wide orientation of each matrix.
@@ -19,6 +19,21 @@ approximately equal to `U V^T` of each matrix's SVD `U S V^T`. Two formulations:
   (`benchmarks/muon_drift.py`). It saves FLOPs on matrices
   more than 1.5 times as long as wide; `choose_method` picks it per shape from the FLOP
   counts below, and Muon and the planner (`etude plan muon`) both ask it.
+- `gram_triangular`: the Gram iteration with its products that are symmetric by
+  construction computed as symmetric products (`symmetric_matmul`: only the blocks on and
+  above the diagonal, one batched matmul per row panel of `block` rows, the ones below
+  copied from them; with `B` blocks a side, `B(B+1)/2` of the `B^2` blocks plus the copy):
+  `R = X X^T`, `S S` and `S = (Q R) Q^T`, which are symmetric whatever the rounding of `Q`.
+  `Q R` and `P Q` stay full: they are symmetric only because `Q` and `P` are polynomials of
+  `R` in exact arithmetic, and in bf16 mirroring them amplifies the commutator's rounding
+  (on K2's 1536 x 7168 unit the smallest singular value fell from 0.67 to 0.19,
+  `benchmarks/results/ns_accuracy.json`, variant `gram_triangular_commuting_bf16`). So a
+  step after the first of a phase is 2 symmetric and 2 full `s x s` products instead of 4
+  full ones. In fp32 it equals `gram` to rounding. It is opt-in: given a block (Muon's
+  `ns_block`), `choose_method` takes it wherever the short side exceeds one block; without
+  one (the default) the Gram iteration runs with full products. Its speed-up is not
+  measured on a GPU, where its small panel GEMMs may run below a full product's rate and
+  its many ops cost host time (`benchmarks/muon_calibrate.py` measures both).
 
 Coefficient schedules: the fixed quintic `(3.4445, -4.7750, 2.0315)` repeated each step, or
 the per-step Polar Express schedule (Amsel et al., 2025) with its 1.01 safety factor.
@@ -50,7 +65,11 @@ POLAR_EXPRESS = tuple((a / 1.01, b / 1.01**3, c / 1.01**5) for a, b, c in _POLAR
 POLAR_EXPRESS_LAST = _POLAR_EXPRESS_RAW[-1]
 
 Coefficients = tuple[float, float, float]
-METHODS = ("standard", "gram", "auto")
+METHODS = ("standard", "gram", "gram_triangular", "auto")
+# The block etude suggests when symmetric products are opted into (Muon's `ns_block`, the
+# planner's `--ns-block`) and the one the GPU calibration measures by default: K2's
+# 2048-row expert units are 8 x 8 blocks, 36 of 64 computed.
+SYMMETRIC_BLOCK = 256
 # Restarts of the Gram iteration (benchmarks/results/ns_accuracy.json): a first phase of 3
 # steps diverges in bf16 with Polar Express's large first coefficients, one of 2 does not;
 # after it, phases of 3 stay within bf16 rounding of the standard iteration.
@@ -86,16 +105,19 @@ def newton_schulz(
     eps: float = 1e-7,
     dtype: torch.dtype = torch.bfloat16,
     method: str = "standard",
+    block: int | None = None,
 ) -> Tensor:
     """Orthogonalize each matrix of a batch `g` `[B, m, n]`; returns `[B, m, n]` in `dtype`.
 
     `schedule` is the per-step coefficient list from `coefficient_schedule`; `method` is
-    "standard" or "gram" (see the module docstring; "auto" is resolved by `choose_method`).
+    "standard", "gram" or "gram_triangular" (see the module docstring; "auto" is resolved by
+    `choose_method`); `block` is the block size of "gram_triangular" (None, the default:
+    full products, and "auto" never chooses "gram_triangular").
     """
     if g.ndim != 3:
         raise ValueError(f"newton_schulz expects a batch [B, m, n], got shape {tuple(g.shape)}")
     if method == "auto":
-        method = choose_method(g.shape[1], g.shape[2], len(schedule))
+        method = choose_method(g.shape[1], g.shape[2], len(schedule), block)
     tall = g.shape[1] > g.shape[2]
     x = g.to(dtype)
     if tall:
@@ -109,53 +131,195 @@ def newton_schulz(
             x = torch.baddbmm(x, poly, x, beta=a)
     elif method == "gram":
         x = gram_iteration(x, schedule, gram_restarts(len(schedule)))
+    elif method == "gram_triangular":
+        x = gram_iteration(x, schedule, gram_restarts(len(schedule)), _checked_block(block))
     else:
         raise ValueError(f"unknown Newton–Schulz method {method!r}; choose one of {METHODS}")
     return x.mT if tall else x
 
 
 def gram_iteration(
-    x: Tensor, schedule: Sequence[Coefficients], restarts: Sequence[int] = ()
+    x: Tensor,
+    schedule: Sequence[Coefficients],
+    restarts: Sequence[int] = (),
+    block: int | None = None,
 ) -> Tensor:
     """The Gram formulation on a normalized wide batch `x` `[B, s, l]` (s <= l), restarting
-    from the current iterate before each step in `restarts` (0-based). Returns `[B, s, l]`."""
-    eye = torch.eye(x.shape[-2], dtype=x.dtype, device=x.device)
+    from the current iterate before each step in `restarts` (0-based). With `block`, the
+    products symmetric by construction are `symmetric_matmul`s of that block size (the
+    "gram_triangular" method); without, full products. Returns `[B, s, l]`."""
+    if block is None:
+        eye = torch.eye(x.shape[-2], dtype=x.dtype, device=x.device)
+
+        def gram_of(x: Tensor) -> Tensor:
+            return x @ x.mT
+
+        def congruence(q: Tensor, r: Tensor) -> Tensor:
+            return q @ r @ q
+
+        def polynomial(s: Tensor, a: float, b: float, c: float) -> Tensor:
+            return torch.baddbmm(a * eye + b * s, s, s, alpha=c)
+    else:
+
+        def gram_of(x: Tensor) -> Tensor:
+            return symmetric_matmul(x, x.mT, block)
+
+        def congruence(q: Tensor, r: Tensor) -> Tensor:
+            # Q R Q^T is symmetric whatever Q's rounding; Q R is not (module docstring).
+            return symmetric_matmul(q @ r, q.mT, block)
+
+        def polynomial(s: Tensor, a: float, b: float, c: float) -> Tensor:
+            poly = symmetric_matmul(s, s, block, add=s, beta=b, alpha=c)
+            poly.diagonal(dim1=-2, dim2=-1).add_(a)
+            return poly
+
     q = None  # None stands for the identity: the first step of a phase needs no Q products
     for i, (a, b, c) in enumerate(schedule):
         if q is None or i in restarts:
             if q is not None:
                 x = q @ x
-            r = x @ x.mT
+            r = gram_of(x)
             q, s = None, r
         else:
-            s = q @ r @ q
-        poly = torch.baddbmm(a * eye + b * s, s, s, alpha=c)
+            s = congruence(q, r)
+        poly = polynomial(s, a, b, c)
         q = poly if q is None else poly @ q
     return q @ x
 
 
+def symmetric_matmul(
+    u: Tensor,
+    v: Tensor,
+    block: int,
+    add: Tensor | None = None,
+    beta: float = 1.0,
+    alpha: float = 1.0,
+) -> Tensor:
+    """`alpha * u @ v + beta * add` (`alpha * u @ v` without `add`) for a product known to be
+    symmetric: `u` `[B, s, k]`, `v` `[B, k, s]`, `add` `[B, s, s]` symmetric or None;
+    returns `[B, s, s]`.
+
+    Only the blocks on and above the diagonal are computed, one batched matmul per panel of
+    `block` rows (its columns from the diagonal block on), written in place; each panel's
+    part right of its diagonal block is then copied, transposed, below it (so the blocks off
+    the diagonal are exactly symmetric). It equals the full product to rounding when the
+    product is symmetric, and is wrong otherwise (nothing checks that it is)."""
+    s = u.shape[-2]
+    out = torch.empty(u.shape[0], s, s, dtype=torch.result_type(u, v), device=u.device)
+    # narrow() is one view op per dimension: the host issues every op of every panel.
+    for start in range(0, s, block):
+        rows, cols = min(block, s - start), s - start
+        panel = out.narrow(1, start, rows).narrow(2, start, cols)
+        if add is None:
+            torch.bmm(u.narrow(1, start, rows), v.narrow(2, start, cols), out=panel)
+            if alpha != 1.0:
+                panel.mul_(alpha)
+        else:
+            torch.baddbmm(
+                add.narrow(1, start, rows).narrow(2, start, cols),
+                u.narrow(1, start, rows),
+                v.narrow(2, start, cols),
+                beta=beta,
+                alpha=alpha,
+                out=panel,
+            )
+        if cols > rows:
+            below = out.narrow(1, start + rows, cols - rows).narrow(2, start, rows)
+            below.copy_(panel.narrow(2, rows, cols - rows).mT)
+    return out
+
+
+def _panels(s: int, block: int) -> list[tuple[int, int]]:
+    """(rows, columns computed) of each row panel of a symmetric `s x s` product."""
+    return [(min(block, s - start), s - start) for start in range(0, s, block)]
+
+
+def symmetric_matmul_flops(s: int, k: int, block: int) -> int:
+    """Matmul FLOPs of one `symmetric_matmul` of `[s, k] @ [k, s]` (2 per multiply-add):
+    with `B = s / block` blocks a side, B(B+1)/2 of the full product's B^2 blocks."""
+    return 2 * k * sum(rows * cols for rows, cols in _panels(s, block))
+
+
+def symmetric_mirror_numel(s: int, block: int) -> int:
+    """Elements one `symmetric_matmul` of side `s` copies below its diagonal blocks."""
+    return sum(rows * (cols - rows) for rows, cols in _panels(s, block))
+
+
+def _phases(steps: int, restarts: Sequence[int] | None) -> list[int]:
+    """Steps of each phase of the Gram iteration (between restarts)."""
+    starts = [0, *(restarts if restarts is not None else gram_restarts(steps)), steps]
+    return [b - a for a, b in pairwise(starts)]
+
+
+def _checked_block(block: int | None) -> int:
+    if block is None or isinstance(block, bool) or not isinstance(block, int) or block < 1:
+        raise ValueError(f"gram_triangular needs a block size >= 1, got {block!r}")
+    return block
+
+
 def ns_flops(
-    m: int, n: int, steps: int, method: str = "standard", restarts: Sequence[int] | None = None
+    m: int,
+    n: int,
+    steps: int,
+    method: str = "standard",
+    restarts: Sequence[int] | None = None,
+    block: int | None = None,
 ) -> int:
-    """Matmul FLOPs of one `m x n` orthogonalization (2 FLOPs per multiply-add), as run: no
-    credit for symmetric products. `restarts` overrides `gram_restarts(steps)` for "gram"."""
+    """Matmul FLOPs of one `m x n` orthogonalization (2 FLOPs per multiply-add), exactly as
+    run. `restarts` overrides `gram_restarts(steps)` for the Gram methods; `block` is
+    "gram_triangular"'s block size (and what "auto" may choose)."""
     small, large = min(m, n), max(m, n)
     if method == "auto":
-        method = choose_method(m, n, steps)
+        method = choose_method(m, n, steps, block)
     if method == "standard":
         # X X^T: 2 s^2 l; A A: 2 s^3; P X: 2 s^2 l
         return steps * (4 * small * small * large + 2 * small**3)
-    if method == "gram":
-        # Per phase: R = X X^T and then Q X (2 s^2 l each); its first step S S (2 s^3),
-        # each further step Q R Q, S S and P Q (8 s^3).
-        starts = [0, *(restarts if restarts is not None else gram_restarts(steps)), steps]
-        phases = [b - a for a, b in pairwise(starts)]
-        return sum(4 * small * small * large + (2 + 8 * (k - 1)) * small**3 for k in phases)
+    if method in ("gram", "gram_triangular"):
+        if method == "gram":
+
+            def symmetric(k: int) -> int:
+                return 2 * small * small * k
+        else:
+            b = _checked_block(block)
+
+            def symmetric(k: int) -> int:
+                return symmetric_matmul_flops(small, k, b)
+
+        # Per phase: R = X X^T (symmetric) and Q X (2 s^2 l); its first step S S
+        # (symmetric), each further step Q R and P Q (2 s^3 each) and (Q R) Q^T and S S
+        # (symmetric).
+        return sum(
+            symmetric(large)
+            + 2 * small * small * large
+            + (1 + 2 * (k - 1)) * symmetric(small)
+            + 4 * (k - 1) * small**3
+            for k in _phases(steps, restarts)
+        )
     raise ValueError(f"unknown Newton–Schulz method {method!r}; choose one of {METHODS}")
 
 
-def choose_method(m: int, n: int, steps: int) -> str:
-    """The formulation with fewer FLOPs for an `m x n` matrix: "gram" or "standard"."""
-    if ns_flops(m, n, steps, "gram") < ns_flops(m, n, steps, "standard"):
-        return "gram"
-    return "standard"
+def ns_mirror_numel(
+    m: int,
+    n: int,
+    steps: int,
+    method: str,
+    restarts: Sequence[int] | None = None,
+    block: int | None = None,
+) -> int:
+    """Elements the symmetric products of one `m x n` orthogonalization copy below their
+    diagonal blocks (each read once and written once); 0 for the other methods."""
+    if method == "auto":
+        method = choose_method(m, n, steps, block)
+    if method != "gram_triangular":
+        return 0
+    small = min(m, n)
+    products = sum(2 + 2 * (k - 1) for k in _phases(steps, restarts))
+    return products * symmetric_mirror_numel(small, _checked_block(block))
+
+
+def choose_method(m: int, n: int, steps: int, block: int | None = None) -> str:
+    """The formulation with the fewest FLOPs for an `m x n` matrix: "standard" or "gram",
+    and "gram_triangular" only when a `block` is given (symmetric products are opt-in;
+    the earlier of these on a tie: "gram" when the short side fits in one block)."""
+    methods = ["standard", "gram"] + (["gram_triangular"] if block is not None else [])
+    return min(methods, key=lambda method: ns_flops(m, n, steps, method, block=block))

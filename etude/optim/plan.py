@@ -24,6 +24,11 @@ Layout (overridable with `--gpus-per-node` and `--ep`):
 
 Predicted step, for each rank `r`, taking the slowest (seconds):
     ns          = NS FLOPs[r] / (ns_efficiency * peak bf16 FLOP/s)
+                  + mirror bytes[r] / HBM bw
+                  (FLOPs exactly as run: "gram_triangular" units count only the blocks
+                  their symmetric products compute, and their copies below the diagonal,
+                  2 x ns_bytes per element, are the mirror bytes; with `--rates` a unit
+                  shape measured for its method takes FLOPs / measured rate, mirror in it)
     comm        = max(NVLink bytes[r] / NVLink bw, network bytes[r] / network bw)
                   (bytes sent; links are full duplex and each rank receives what it sends;
                   network bytes include the replicas' all-gather)
@@ -33,11 +38,14 @@ Predicted step, for each rank `r`, taking the slowest (seconds):
     elementwise = (local elements * element_bytes(4, ns_bytes, fused_elementwise)
                    + owned unit elements * 18 B) / HBM bw
     device      = ns + exposed + elementwise
-    host        = collectives * collective_overhead_s
+    host[r]     = collectives * collective_overhead_s
                   + sum over groups of comm jobs * members * host_per_member_s
                   (every member of a group takes part in each of the group's jobs, and the
                   runtime walks per-peer lists of length `members` several times per job)
-    step        = max(host, device)
+                  + NS host ops[r] * host_per_op_s
+                  (each batched NS call, one per job and unit shape a rank owns units of,
+                  issues `ns_host_ops` torch ops: counted on meta tensors)
+    step        = max(max host, device of the slowest rank)
                   (the host issues GPU work asynchronously: NCCL's wait() only orders streams)
 The slowest rank is the one with the largest device time. `dominant` names what bounds the
 step: "host", or the largest of NS, communication (`comm`, when it outlasts the NS it
@@ -50,6 +58,7 @@ their per-rank element count is reported.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import time
@@ -57,11 +66,19 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
+import torch
 from rich.console import Console
 from rich.table import Table
 from torch.distributed.tensor import Replicate, Shard
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from etude.optim.elementwise import element_bytes
+from etude.optim.newton_schulz import (
+    QUINTIC,
+    coefficient_schedule,
+    newton_schulz,
+    ns_mirror_numel,
+)
 from etude.optim.plan_models import PlannerModel, planner_model
 from etude.optim.routing import route
 from etude.optim.sharded import (
@@ -114,6 +131,11 @@ class Assumptions:
     # of pack_forward, the split sizes of both directions and unpack_back, timed at 1-2.5 us
     # on the 2-core development machine; a server core is taken to be as fast as the best.
     host_per_member_s: float = 1e-6
+    # Host time of one torch operation a batched NS call issues (views included): 1.5 us
+    # (full products) to 5.5 us (block-triangular: mostly out= GEMMs and copies) per op
+    # measured on CPU tensors on the 2-core development machine (ns_triangular.json);
+    # not measured on a GPU host, where the ops that run a kernel also launch it.
+    host_per_op_s: float = 3e-6
     ns_bytes: int = 2  # bytes per element in transit (Muon's ns_dtype, bf16 by default)
     job_numel: int = 1 << 24  # Muon's job_numel (its default), elements per member per job
     fused_elementwise: bool = True  # Muon's default on CUDA: two compiled passes (elementwise.py)
@@ -124,16 +146,21 @@ class Rates:
     """Rates measured on a GPU by `benchmarks/muon_calibrate.py` (`--rates FILE`).
 
     `ns` maps (short side, long side, method) of a unit shape to the batched bf16 NS
-    FLOP/s measured for it; `elementwise_bytes_s` is the bandwidth of Muon's fused
-    elementwise passes. Shapes not measured fall back to the stated `ns_efficiency`."""
+    FLOP/s measured for it ("gram_triangular" with blocks of `ns_block` rows);
+    `elementwise_bytes_s` is the bandwidth of Muon's fused elementwise passes. Shapes not
+    measured fall back to the stated `ns_efficiency`."""
 
     source: str
     device: str
     ns: dict[tuple[int, int, str], float]
     elementwise_bytes_s: float
+    ns_block: int | None = None
 
-    def ns_rate(self, shape: tuple[int, int], method: str) -> float | None:
-        """Measured FLOP/s of a `shape` unit (either orientation) by `method`, or None."""
+    def ns_rate(self, shape: tuple[int, int], method: str, block: int | None) -> float | None:
+        """Measured FLOP/s of a `shape` unit (either orientation) by `method`, or None (also
+        for "gram_triangular" planned with another `block` than the one measured)."""
+        if method == "gram_triangular" and block != self.ns_block:
+            return None
         return self.ns.get((min(shape), max(shape), method))
 
 
@@ -147,13 +174,17 @@ def load_rates(path: str) -> Rates:
         }
         bandwidth = float(data["elementwise"]["bytes_per_s"])
         device = str(data["device"])
+        block = data.get("ns_block")
+        block = None if block is None else int(block)
     except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError) as e:
         raise ValueError(
             f"--rates {path}: not a calibration file from benchmarks/muon_calibrate.py ({e!r})"
         ) from e
     if not ns or any(r <= 0 for r in ns.values()) or bandwidth <= 0:
         raise ValueError(f"--rates {path}: rates must be positive and at least one NS shape")
-    return Rates(source=str(path), device=device, ns=ns, elementwise_bytes_s=bandwidth)
+    return Rates(
+        source=str(path), device=device, ns=ns, elementwise_bytes_s=bandwidth, ns_block=block
+    )
 
 
 @dataclass(frozen=True)
@@ -221,12 +252,27 @@ class GroupResult:
                 worst = max(worst, float(flops.max() / flops.mean()))
         return worst
 
-    def ns_seconds(self, seconds_per_flop) -> np.ndarray:
-        """NS seconds per member (`[len(flops)]`): each unit's FLOPs times
-        `seconds_per_flop(shape, method)`, summed on its owner's slot."""
+    def ns_seconds(self, unit_seconds) -> np.ndarray:
+        """NS seconds per member (`[len(flops)]`): `unit_seconds(unit)` summed on each
+        unit's owner's slot."""
         slot = self.replica_of * len(self.family.ranks) + self.owners
-        cost = np.array([u.flops * seconds_per_flop(u.shape, u.method) for u in self.units])
+        cost = np.array([unit_seconds(u) for u in self.units])
         return np.bincount(slot, weights=cost, minlength=len(self.flops))
+
+    def ns_calls(self, job_numel: int) -> dict[tuple[tuple[int, int], str], np.ndarray]:
+        """Batched NS calls per member slot (`[len(flops)]`) for each (unit shape, method):
+        one per job and shape a member owns units of, with jobs cut as `build_plan` cuts
+        them."""
+        n = len(self.family.ranks)
+        calls: dict[tuple[tuple[int, int], str], np.ndarray] = {}
+        for replica in range(self.replicas):
+            share = np.flatnonzero(self.replica_of == replica)
+            for chunk in job_chunks([self.units[k] for k in share], n, job_numel):
+                owned = {(int(self.owners[share[c]]), self.units[share[c]].key) for c in chunk}
+                for owner, key in owned:
+                    per_slot = calls.setdefault(key, np.zeros(len(self.flops), dtype=np.int64))
+                    per_slot[replica * n + owner] += 1
+        return calls
 
     def jobs(self, job_numel: int) -> tuple[int, int]:
         """Jobs and communicating jobs of the busiest replica, cut by `job_chunks` exactly as
@@ -250,6 +296,7 @@ class Planned:
     groups: list[GroupResult]
     ns_steps: int
     method: str
+    ns_block: int | None  # block of "gram_triangular"'s symmetric products
     planner_s: float  # wall time
     planner_cpu_s: float  # CPU time of this process
 
@@ -347,6 +394,7 @@ def plan_group(
     method: str,
     spread: bool = True,
     initial_load: np.ndarray | None = None,
+    ns_block: int | None = None,
 ) -> GroupResult:
     """Run the optimizer's planner on one shard group of `family` and count, per member,
     FLOPs, elements sent inside and across nodes, and elements held and owned.
@@ -358,7 +406,7 @@ def plan_group(
     """
     n = len(family.ranks)
     ids = list(range(len(family.specs)))
-    units = group_units(family.specs, ids, family.boxes, ns_steps, method)
+    units = group_units(family.specs, ids, family.boxes, ns_steps, method, ns_block)
     replicas = family.copies if spread else 1
     # Slots as build_plan orders them (member-major); global rank = replica * n + member.
     slot_ranks = (np.arange(replicas)[None, :] * n + family.ranks[:, None]).reshape(-1)
@@ -444,11 +492,18 @@ def plan(
     ns_steps: int = 5,
     method: str = "auto",
     spread_replicas: bool = True,
+    ns_block: int | None = None,
 ) -> Planned:
     """Choose the layout for `model` on `gpus` GPUs and run the planner on each family
-    (`method` and `spread_replicas` mean what Muon's `ns_method` and `spread_replicas` do)."""
+    (`method`, `spread_replicas` and `ns_block` mean what Muon's `ns_method`,
+    `spread_replicas` and `ns_block` do: None, the default, plans full products)."""
     if not 1 <= ns_steps < 100:
         raise ValueError(f"--ns-steps must be in [1, 99], got {ns_steps}")
+    if ns_block is not None and ns_block < 1:
+        raise ValueError(
+            f"--ns-block must be >= 1 (rows of the symmetric products' blocks; omit it for "
+            f"full products), got {ns_block}"
+        )
     cfg = planner_model(model)
     layout = choose_layout(cfg, gpus, gpus_per_node, ep)
     t0, c0 = time.perf_counter(), time.process_time()
@@ -456,7 +511,9 @@ def plan(
     world_load = np.zeros(layout.gpus, dtype=np.int64)
     groups = []
     for f in families(cfg, layout):
-        g = plan_group(f, layout.gpus_per_node, ns_steps, method, spread_replicas, world_load)
+        g = plan_group(
+            f, layout.gpus_per_node, ns_steps, method, spread_replicas, world_load, ns_block
+        )
         if len(g.flops) == layout.gpus:
             world_load += g.flops
         groups.append(g)
@@ -467,6 +524,7 @@ def plan(
         groups,
         ns_steps,
         method,
+        ns_block,
         planner_s=time.perf_counter() - t0,
         planner_cpu_s=time.process_time() - c0,
     )
@@ -484,6 +542,40 @@ def per_rank(planned: Planned, attr: str) -> np.ndarray:
         values = getattr(g, attr)
         total = total + values[ranks % len(values)]
     return total
+
+
+class _OpCounter(TorchDispatchMode):
+    def __init__(self) -> None:
+        super().__init__()
+        self.ops = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.ops += 1
+        return func(*args, **(kwargs or {}))
+
+
+@functools.cache
+def ns_host_ops(shape: tuple[int, int], steps: int, method: str, block: int | None) -> int:
+    """Torch operations (views included) one batched `newton_schulz` call of `shape` units
+    issues on the host, counted by running it on a meta tensor (no data, no compute)."""
+    g = torch.empty(1, *shape, device="meta")
+    with _OpCounter() as counter:
+        newton_schulz(g, coefficient_schedule(QUINTIC, steps), method=method, block=block)
+    return counter.ops
+
+
+def ns_calls_per_rank(planned: Planned, job_numel: int) -> tuple[np.ndarray, np.ndarray]:
+    """Batched NS calls per global rank (`[gpus]`) with jobs of `job_numel`, and the torch
+    ops the host issues for them (every op of every call, views included)."""
+    ranks = np.arange(planned.layout.gpus)
+    calls_total = np.zeros(planned.layout.gpus, dtype=np.int64)
+    ops_total = np.zeros(planned.layout.gpus, dtype=np.int64)
+    for g in planned.groups:
+        for (shape, method), calls in g.ns_calls(job_numel).items():
+            mine = calls[ranks % len(calls)]
+            calls_total += mine
+            ops_total += mine * ns_host_ops(shape, planned.ns_steps, method, planned.ns_block)
+    return calls_total, ops_total
 
 
 def predict(
@@ -528,18 +620,34 @@ def predict(
     stated = 1 / (a.ns_efficiency * hw.bf16_flops)
     unmeasured: set[tuple[int, int, str]] = set()
 
-    def seconds_per_flop(shape: tuple[int, int], method: str) -> float:
-        rate = rates.ns_rate(shape, method) if rates else None
+    mirror_bytes: dict[tuple[tuple[int, int], str], int] = {}
+
+    def mirror_seconds(u: Unit) -> float:
+        """The symmetric products' copies below the diagonal (read and write), at HBM
+        bandwidth; a measured rate has them in its time already."""
+        if rates and rates.ns_rate(u.shape, u.method, planned.ns_block) is not None:
+            return 0.0
+        key = (u.shape, u.method)
+        if key not in mirror_bytes:
+            numel = ns_mirror_numel(*u.shape, planned.ns_steps, u.method, block=planned.ns_block)
+            mirror_bytes[key] = 2 * a.ns_bytes * numel
+        return mirror_bytes[key] / (bw * hw.hbm_bytes_s)
+
+    def unit_seconds(u: Unit) -> float:
+        rate = rates.ns_rate(u.shape, u.method, planned.ns_block) if rates else None
         if rate is None:
-            unmeasured.add((min(shape), max(shape), method))
-            return stated
-        return 1 / rate
+            unmeasured.add((min(u.shape), max(u.shape), u.method))
+            return u.flops * stated + mirror_seconds(u)
+        return u.flops / rate
 
     ranks = np.arange(layout.gpus)
     t_ns = np.zeros(layout.gpus)
+    t_mirror = np.zeros(layout.gpus)
     for g in groups:
-        seconds = g.ns_seconds(seconds_per_flop)
+        seconds = g.ns_seconds(unit_seconds)
         t_ns += seconds[ranks % len(seconds)]
+        seconds = g.ns_seconds(mirror_seconds)
+        t_mirror += seconds[ranks % len(seconds)]
     t_comm = np.maximum(nvlink / (bw * hw.nvlink_bytes_s), network / (bw * hw.network_bytes_s))
     t_exposed = np.maximum(0.0, t_comm - t_ns) + t_comm / max(1, comm_jobs)
     elem_rate = rates.elementwise_bytes_s if rates else bw * hw.hbm_bytes_s
@@ -548,7 +656,11 @@ def predict(
     t_launch = collectives * a.collective_overhead_s
     t_python = sum(c * len(g.family.ranks) for g, (_, c) in zip(groups, jobs))
     t_python *= a.host_per_member_s
-    t_host = t_launch + t_python
+    ns_calls, ns_ops = ns_calls_per_rank(planned, a.job_numel)
+    t_ns_host = ns_ops * a.host_per_op_s
+    t_host_per_rank = t_launch + t_python + t_ns_host
+    t_host = float(t_host_per_rank.max())
+    busiest_host = int(np.argmax(t_host_per_rank))
     worst = int(np.argmax(t_device))
     terms = {
         "ns_s": float(t_ns[worst]),
@@ -574,6 +686,7 @@ def predict(
         "layout": asdict(layout),
         "ns_steps": planned.ns_steps,
         "method": planned.method,
+        "ns_block": planned.ns_block,
         "hardware": asdict(hw),
         "assumptions": asdict(a),
         "sources": {
@@ -591,18 +704,22 @@ def predict(
             "replica_gather_bytes": _stats(gather),
             "elementwise_bytes": _stats(elem_bytes),
             "collectives": collectives,
+            "ns_calls": _stats(ns_calls),
+            "ns_host_ops": _stats(ns_ops),
             "adamw_elements": adamw // layout.gpus_per_node,
         },
         "time": {
             "step_s": step,
             **terms,
             "dominant": dominant,
+            "ns_mirror_s": float(t_mirror[worst]),
             "device_s": float(t_device[worst]),
             "slowest_rank": worst,
             "comm_s": float(t_comm[worst]),
             "host_launch_s": t_launch,
             "host_python_s": t_python,
-            "serial_s": float(np.max(t_host + t_ns + t_comm + t_elem)),
+            "host_ns_ops_s": float(t_ns_host[busiest_host]),
+            "serial_s": float(np.max(t_host_per_rank + t_ns + t_comm + t_elem)),
         },
         "planner_s": planned.planner_s,
         "planner_cpu_s": planned.planner_cpu_s,
@@ -688,7 +805,12 @@ def main(args: argparse.Namespace) -> int:
     """`etude plan muon`: print the assignment summary and the predicted step time."""
     rates = load_rates(args.rates) if args.rates else None
     assumptions = Assumptions(ns_efficiency=args.ns_efficiency, job_numel=args.job_numel)
-    options = {"gpus_per_node": args.gpus_per_node, "ep": args.ep, "ns_steps": args.ns_steps}
+    options = {
+        "gpus_per_node": args.gpus_per_node,
+        "ep": args.ep,
+        "ns_steps": args.ns_steps,
+        "ns_block": args.ns_block,
+    }
     if args.spread == "auto":
         report = plan_and_choose_spread(
             args.model, args.gpus, args.gpu, assumptions, rates, **options
@@ -723,6 +845,12 @@ def print_report(report: dict, console: Console) -> None:
     )
     for g in report["groups"]:
         console.print(f"  {g['family']}: {g['layout']}")
+    block = report["ns_block"]
+    console.print(
+        "  Newton–Schulz: full products (no --ns-block)"
+        if block is None
+        else f"  Newton–Schulz: symmetric products in blocks of {block} rows (--ns-block)"
+    )
     if "spread_replicas" in report:
         choice = report["spread_replicas"]
         console.print(
@@ -781,7 +909,8 @@ def print_report(report: dict, console: Console) -> None:
                 f"stated: {a['ns_efficiency']:.0%} of {_si(hw['bf16_flops'], 'FLOP/s')}"
                 if src["ns"] == "stated"
                 else f"{src['ns']} per unit shape"
-            ),
+            )
+            + f"; symmetric products' mirror copies {_si(t['ns_mirror_s'], 's')}",
         ),
         (
             "exposed communication",
@@ -806,7 +935,9 @@ def print_report(report: dict, console: Console) -> None:
             "host",
             t["host_s"],
             f"{pr['collectives']} all-to-alls x {_si(a['collective_overhead_s'], 's')} "
-            f"= {_si(t['host_launch_s'], 's')}, per-peer Python {_si(t['host_python_s'], 's')}",
+            f"= {_si(t['host_launch_s'], 's')}, per-peer Python {_si(t['host_python_s'], 's')}, "
+            f"NS ops {_si(t['host_ns_ops_s'], 's')} ({pr['ns_calls']['max']:.0f} calls, "
+            f"{_si(pr['ns_host_ops']['max'], '')} ops x {_si(a['host_per_op_s'], 's')})",
         ),
     ]
     for name, seconds, source in rows:

@@ -49,7 +49,12 @@ from torch import Tensor
 from torch.distributed.device_mesh import DeviceMesh
 from torch.distributed.tensor import Replicate, Shard
 
-from etude.optim.newton_schulz import Coefficients, choose_method, newton_schulz, ns_flops
+from etude.optim.newton_schulz import (
+    Coefficients,
+    choose_method,
+    newton_schulz,
+    ns_flops,
+)
 from etude.optim.units import (
     Granularity,
     intersect,
@@ -172,6 +177,7 @@ class Plan:
     local_boxes: list[np.ndarray]  # my shard's box in each parameter
     group_flops: list[np.ndarray] = field(default_factory=list)  # NS FLOPs per rank, per group
     gathers: list[Gather] = field(default_factory=list)
+    ns_block: int | None = None  # block of "gram_triangular" units' products
 
     @property
     def imbalance(self) -> float:
@@ -189,6 +195,7 @@ class StepStats:
 
     ns_flops: int = 0
     ns_units: int = 0
+    ns_calls: int = 0  # batched newton_schulz calls (one per job and unit shape I own)
     bytes_sent: int = 0
     bytes_received: int = 0
     collectives: int = 0
@@ -263,6 +270,7 @@ def build_plan(
     *,
     ns_steps: int,
     method: str = "auto",
+    ns_block: int | None = None,
     job_numel: int = 1 << 24,
     group_cache: dict | None = None,
     spread_replicas: bool = True,
@@ -292,7 +300,7 @@ def build_plan(
     world = dist.get_world_size() if dist.is_initialized() else 1
     world_load = np.zeros(world, dtype=np.int64)
     for group, param_ids in sorted(groups.values(), key=lambda g: (g[0].replicas is None, g[1])):
-        units = group_units(specs, param_ids, boxes_of, ns_steps, method)
+        units = group_units(specs, param_ids, boxes_of, ns_steps, method, ns_block)
         n = len(group.ranks)
         # One owner slot per (member, replica), slot = member * replicas + replica, so that
         # ties between equal loads go to another replica first; every replica holds the
@@ -328,6 +336,7 @@ def build_plan(
         local_boxes=local_boxes,
         group_flops=group_flops,
         gathers=gathers,
+        ns_block=ns_block,
     )
 
 
@@ -346,6 +355,11 @@ class Unit:
     def numel(self) -> int:
         return self.shape[0] * self.shape[1]
 
+    @property
+    def key(self) -> tuple[tuple[int, int], str]:
+        """(matrix shape, NS method): the units one batched NS call can take together."""
+        return self.shape, self.method
+
 
 def group_units(
     specs: list[ParamSpec],
@@ -353,15 +367,17 @@ def group_units(
     boxes_of: dict[int, np.ndarray] | list[np.ndarray],
     ns_steps: int,
     method: str,
+    ns_block: int | None = None,
 ) -> list[Unit]:
     """All units of the parameters `param_ids`, whose shards on the group's members are
-    `boxes_of[i]` (`[G, D, 2]`), in parameter then unit order."""
+    `boxes_of[i]` (`[G, D, 2]`), in parameter then unit order; `method` "auto" and
+    `ns_block` resolve per shape as `choose_method` does."""
     units = []
     for i in param_ids:
         spec = specs[i]
         shape = unit_matrix_shape(spec.shape, spec.granularity)
-        m = choose_method(*shape, ns_steps) if method == "auto" else method
-        cost = ns_flops(*shape, ns_steps, m)
+        m = choose_method(*shape, ns_steps, ns_block) if method == "auto" else method
+        cost = ns_flops(*shape, ns_steps, m, block=ns_block)
         boxes = unit_boxes(spec.shape, spec.granularity)
         held = overlap_numel(boxes, boxes_of[i])
         units += [Unit(i, boxes[u], shape, m, cost, held[u]) for u in range(len(boxes))]
@@ -409,7 +425,7 @@ def job_chunks(units: list[Unit], group_size: int, job_numel: int) -> list[list[
     shapes therefore share a job instead of paying a pair of collectives each."""
     buckets: dict[tuple, list[int]] = {}
     for k, unit in enumerate(units):
-        buckets.setdefault((unit.shape, unit.method), []).append(k)
+        buckets.setdefault(unit.key, []).append(k)
     budget = group_size * job_numel
     chunks: list[list[int]] = [[]]
     size = 0
@@ -452,7 +468,7 @@ def _make_job(
     batches: dict[tuple, Batch] = {}
     for slot, k in enumerate(mine):
         unit = units[k]
-        key = (unit.shape, unit.method)
+        key = unit.key
         batches.setdefault(key, Batch(unit.shape, unit.method, unit.flops, [])).slots.append(slot)
     return Job(
         group=group,
@@ -524,11 +540,14 @@ def orthogonalize(
         t0 = time.perf_counter()
         for batch in job.batches:
             stack = torch.stack([units[i].reshape(batch.matrix_shape) for i in batch.slots])
-            out = newton_schulz(stack, schedule, eps=eps, dtype=dtype, method=batch.method)
+            out = newton_schulz(
+                stack, schedule, eps=eps, dtype=dtype, method=batch.method, block=plan.ns_block
+            )
             for i, r in zip(batch.slots, out):
                 results[i] = r.reshape(job.box_shapes[i])
             stats.ns_flops += batch.flops_per_unit * len(batch.slots)
             stats.ns_units += len(batch.slots)
+            stats.ns_calls += 1
         stats.ns_time_s += time.perf_counter() - t0
         return results
 

@@ -58,6 +58,7 @@ from etude.parallel.fsdp import parallelize
 from etude.parallel.layout import Layout, LayoutError
 from etude.parallel.mesh import build_meshes
 from etude.parallel.pretrained import load_sharded
+from etude.process_groups import release_process_groups
 
 
 @dataclass
@@ -402,8 +403,7 @@ def main(args: argparse.Namespace) -> int:
     try:
         train(cfg, resume=args.resume)
     finally:
-        if dist.is_initialized():
-            dist.destroy_process_group()
+        release_process_groups()  # the model is gone with train()'s frame
     return 0
 
 

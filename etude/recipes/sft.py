@@ -263,13 +263,14 @@ def main(args) -> int:
     """`etude sft --config FILE [--resume]` (under torchrun: on every rank; rank 0 prints)."""
     import torch.distributed as dist
 
+    from etude.process_groups import release_process_groups
+
     cfg = load_config(args.config)
     try:
         lines = train(cfg, resume=args.resume)
     finally:
         rank = dist.get_rank() if dist.is_initialized() else 0
-        if dist.is_initialized():
-            dist.destroy_process_group()
+        release_process_groups()  # the model is gone with train()'s frame
     if rank != 0:
         return 0
     if not lines:
