@@ -1,0 +1,192 @@
+"""Which RL step improves the warm-started ToolGrid policy at all? RL only (no hints), from the
+feedback-modes experiment's warm start (configs/toolgrid.toml), with the RL step's settings
+varied side by side: the configured step (Muon, lr 1e-3, 4 tasks x 4 rollouts x 40 steps),
+no optimizer step on a batch without signal, lower Muon learning rates, AdamW at lower
+learning rates, and twice the episodes per update (half the updates). Every setting gets
+the same 640 episodes per run and the same seeds; every final policy and the warm start are
+then evaluated on the experiment's 240 held-out episodes per seed (the same tasks and
+sampling seeds for all, so differences are paired by seed), and per setting the summary
+gives the paired difference to the warm start and to the configured step, with the
+diagnostics the logs hold: the share of updates without signal (every group's rewards
+equal), the per-token entropy estimate of the rollouts (`sampled_nll`) at the start and
+end, training reward at the start and end, and the ratio statistics.
+
+    nice -n 10 .venv/bin/python benchmarks/toolgrid_rl_sweep.py [--seeds 0 1] [--workers 2]
+        -> benchmarks/results/toolgrid_rl_sweep.json
+        (12 runs of about 3-4 minutes, two at a time, plus the final evaluations; the warm
+        start is shared with the experiment through runs/toolgrid/warm-starts/, about 20
+        minutes when it is not there yet)
+
+It resumes: a run whose log is complete and whose config is unchanged is not run again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import time
+from dataclasses import asdict, replace
+from pathlib import Path
+
+import torch
+
+from etude.recipes.toolgrid.experiment import (
+    WARM_START,
+    arms,
+    cached_warm_start,
+    final_evaluation,
+    paired_bootstrap,
+    run_dir_name,
+)
+from etude.recipes.toolgrid.train import RunConfig, load_config, new_policy, train
+
+ROOT = Path(__file__).parents[1]
+# name -> [rl] settings changed from the configured RL-only arm; "rl" is the configured step
+SETTINGS: dict[str, dict] = {
+    "rl": {},
+    "muon lr=1e-3 skip no-signal": {"skip_no_signal": True},
+    "muon lr=3e-4": {"lr": 3e-4},
+    "adamw lr=1e-4": {"optimizer": "adamw", "lr": 1e-4},
+    "adamw lr=3e-5": {"optimizer": "adamw", "lr": 3e-5},
+    "muon lr=1e-3 8 tasks x 4, 20 steps": {"tasks_per_step": 8, "steps": 20},
+}
+
+
+def sweep_configs(base: RunConfig) -> dict[str, RunConfig]:
+    """The RL-only arm of the experiment with each setting's `[rl]` changes."""
+    rl_only = arms(base, 0.5)["rl"]
+    return {
+        name: replace(rl_only, rl=replace(rl_only.rl, **changes))
+        for name, changes in SETTINGS.items()
+    }
+
+
+def _run(job: tuple[str, int, RunConfig, dict]) -> tuple[str, int, float]:
+    name, seed, cfg, state = job
+    torch.set_num_threads(1)
+    policy = new_policy(cfg.model)
+    policy.load_state_dict(state)
+    start = time.perf_counter()
+    train(cfg, policy=policy, progress=False)
+    return name, seed, time.perf_counter() - start
+
+
+def diagnostics(log: list[dict]) -> dict:
+    """What one run's log says about its updates (see the module doc)."""
+    steps = [r for r in log if "step" in r]
+    quarter = max(len(steps) // 4, 1)
+
+    def mean(rows, key):
+        vals = [r[key] for r in rows if key in r]
+        return sum(vals) / len(vals) if vals else None
+
+    return {
+        "no_signal_frac": sum(bool(r.get("skipped")) or r.get("rl_loss") == 0.0 for r in steps)
+        / len(steps),
+        "reward_first_quarter": mean(steps[:quarter], "reward"),
+        "reward_last_quarter": mean(steps[-quarter:], "reward"),
+        "sampled_nll_first_quarter": mean(steps[:quarter], "sampled_nll"),
+        "sampled_nll_last_quarter": mean(steps[-quarter:], "sampled_nll"),
+        "ratio_max": max((r["ratio_max"] for r in steps if "ratio_max" in r), default=None),
+        "clip_frac_mean": mean(steps, "clip_frac"),
+        "logprob_gap_max": max(
+            (r["logprob_gap_max"] for r in steps if "logprob_gap_max" in r), default=None
+        ),
+        "heldout_curve": [
+            (r["episodes"], r["heldout_success"]) for r in log if "heldout_success" in r
+        ],
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--final-episodes", type=int, default=240)
+    parser.add_argument("--config", default=str(ROOT / "configs/toolgrid.toml"))
+    parser.add_argument("--out", default=str(ROOT / "benchmarks/results/toolgrid_rl_sweep.json"))
+    args = parser.parse_args()
+    base = load_config(args.config)
+    runs = Path(base.out_dir) / "rl-sweep"
+    runs.mkdir(parents=True, exist_ok=True)
+    warm, _ = cached_warm_start(base, Path(base.out_dir) / "warm-starts")
+    torch.save(warm.state_dict(), runs / "warm_start.pt")
+    state = warm.state_dict()
+    configs = sweep_configs(base)
+    jobs = []
+    for name, cfg in configs.items():
+        for seed in args.seeds:
+            run_dir = runs / run_dir_name(name, seed)
+            cfg_s = replace(cfg, seed=seed, out_dir=str(run_dir))
+            saved = run_dir / "config.json"
+            fresh = json.loads(json.dumps(asdict(cfg_s)))
+            done = (run_dir / "log.jsonl").is_file() and saved.is_file()
+            if done and json.loads(saved.read_text()) == fresh:
+                continue
+            run_dir.mkdir(parents=True, exist_ok=True)
+            (run_dir / "log.jsonl").unlink(missing_ok=True)
+            for stale in run_dir.glob("final_eval_*.json"):
+                stale.unlink()
+            saved.write_text(json.dumps(fresh, indent=2) + "\n")
+            jobs.append((name, seed, cfg_s, state))
+    t0 = time.perf_counter()
+    seconds = []
+    if jobs:
+        with mp.get_context("spawn").Pool(args.workers) as pool:
+            for name, seed, s in pool.imap_unordered(_run, jobs):
+                seconds.append(s)
+                print(f"done {name} seed {seed} in {s:.0f}s", flush=True)
+    final = final_evaluation(
+        base, list(configs), args.seeds, runs, args.final_episodes, args.workers
+    )
+    warm_success = final["arms"][WARM_START]["success"]
+    settings = {}
+    for name in configs:
+        arm = final["arms"][name]
+        mean, lo, hi = paired_bootstrap([arm["success"][s] - warm_success[s] for s in args.seeds])
+        logs = {
+            s: [
+                json.loads(line)
+                for line in (runs / run_dir_name(name, s) / "log.jsonl").read_text().splitlines()
+            ]
+            for s in args.seeds
+        }
+        settings[name] = {
+            "rl_changes": SETTINGS[name],
+            "final_success": arm["success"],
+            "final_success_mean": arm["success_mean"],
+            "final_error_rate": arm["error_rate"],
+            "final_calls_per_episode": arm["calls_per_episode"],
+            "diff_vs_warm_start": {"mean": mean, "ci95": [lo, hi]},
+            "diff_vs_configured_rl": arm["success_diff_vs_rl"],
+            "diagnostics": {s: diagnostics(log) for s, log in logs.items()},
+        }
+    rl = configs["rl"].rl
+    summary = {
+        "what": "RL only from the experiment's warm start, the RL step's settings varied",
+        "config": "configs/toolgrid.toml (RL-only arm), [rl] changed as rl_changes says",
+        "episodes_per_run": rl.steps * rl.tasks_per_step * rl.group_size,
+        "seeds": args.seeds,
+        "final_episodes": args.final_episodes,
+        "warm_start": {
+            "success": warm_success,
+            "success_mean": final["arms"][WARM_START]["success_mean"],
+            "error_rate": final["arms"][WARM_START]["error_rate"],
+        },
+        "settings": settings,
+        "run_seconds_median": sorted(seconds)[len(seconds) // 2] if seconds else None,
+        "runs_this_invocation": len(jobs),
+        "total_seconds": round(time.perf_counter() - t0, 1),
+    }
+    Path(args.out).write_text(json.dumps(summary, indent=2) + "\n")
+    for name, s in settings.items():
+        d = s["diff_vs_warm_start"]
+        print(
+            f"{name:36s} {s['final_success_mean']:.3f}  vs warm start {d['mean']:+.3f} "
+            f"[{d['ci95'][0]:+.3f}, {d['ci95'][1]:+.3f}]"
+        )
+
+
+if __name__ == "__main__":
+    main()
