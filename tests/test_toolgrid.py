@@ -307,10 +307,12 @@ def test_has_signal_needs_a_reward_spread_in_a_group_or_a_distilled_hint():
     assert not has_signal(trajs, groups, none, StepSettings())
     assert has_signal(trajs, [0, 1, 0, 1], none, StepSettings())  # 1 and 0 in each group
     hint = [[Hint(1, "Note: qix does not exist.", "tool_not_found", "test")], [], [], []]
-    kl = StepSettings(weights={"tool_not_found": 0.5})
+    kl = StepSettings(weights={"tool_not_found": 0.5}, modes={"tool_not_found": "kl"})
     assert has_signal(trajs, groups, hint, kl)  # the KL term has a gradient on its own
     credit = StepSettings(modes={"tool_not_found": "advantage_weight"})
     assert not has_signal(trajs, groups, hint, credit)  # it only reweighs zero advantages
+    default = StepSettings(weights={"tool_not_found": 0.5})  # a λ, no mode: the default
+    assert not has_signal(trajs, groups, hint, default)  # mode, advantage weighting
     assert not has_signal(trajs, groups, hint, StepSettings())  # λ 0: the hint is unused
     assert has_signal(trajs, groups, none, StepSettings(effort_alpha=0.5))
 

@@ -39,6 +39,7 @@ from etude.rl.distill import estimate, teacher_advantage, teacher_path_length
 from etude.rl.effort import shape_lengths
 from etude.rl.feedback.hints import Hint, HintError, validate_hint
 from etude.rl.feedback_modes import (
+    DEFAULT_MODE,
     FeedbackMode,
     advantage_weights,
     check_modes,
@@ -70,9 +71,11 @@ from etude.rl.trajectory import (
 @dataclass
 class StepSettings:
     """Knobs of one update. `weights`: λ per hint category (missing = 0); `modes`: the
-    feedback mode per category ("kl" when missing; `etude.rl.feedback_modes`); a category
-    gets a teacher pass when its λ is non-zero or its mode is "advantage_weight" (which does
-    not use λ); `weight_bound`: c of the advantage weights' clamp [1/c, c];
+    feedback mode per category (`etude.rl.feedback_modes`; missing:
+    `feedback_modes.DEFAULT_MODE`, "advantage_weight"); a category gets a teacher pass when
+    its λ is non-zero or its mode is set to "advantage_weight" (which does not use λ), so a
+    category with a λ and no mode is weighted by advantage and its λ only switches it on;
+    `weight_bound`: c of the advantage weights' clamp [1/c, c];
     `gate_temperature`: τ of the "gated" mode's σ(gap/τ);
     `scope`: "turn" (targeted) or "trajectory" (the hint before the first turn, KL on every
     trainable token); `gate`: drop a hint unless the teacher finds the sampled turn less
@@ -127,12 +130,14 @@ class StepSettings:
             raise ValueError(f"gate_temperature must be > 0, got {self.gate_temperature}")
 
     def mode(self, category: str) -> str:
-        """The feedback mode of hint `category`."""
-        return self.modes.get(category, "kl")
+        """The feedback mode of hint `category` (`DEFAULT_MODE` when none is set)."""
+        return self.modes.get(category, DEFAULT_MODE)
 
     def uses(self, category: str) -> bool:
-        """Whether hints of `category` reach the update (and so need a teacher pass)."""
-        return bool(self.weights.get(category)) or self.mode(category) == "advantage_weight"
+        """Whether hints of `category` reach the update (and so need a teacher pass): a
+        non-zero λ, or the mode "advantage_weight" set for it. A category in neither stays
+        out whatever the default mode is."""
+        return bool(self.weights.get(category)) or self.modes.get(category) == "advantage_weight"
 
     def uses_any(self) -> bool:
         return any(map(self.uses, {*self.weights, *self.modes}))
