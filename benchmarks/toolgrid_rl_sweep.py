@@ -1,8 +1,8 @@
 """Which RL step improves the warm-started ToolGrid policy at all? RL only (no hints), from the
 feedback-modes experiment's warm start (configs/toolgrid.toml), with the RL step's settings
 varied side by side: the configured step (Muon, lr 1e-3, 4 tasks x 4 rollouts x 40 steps),
-no optimizer step on a batch without signal, lower Muon learning rates, AdamW at lower
-learning rates, and twice the episodes per update (half the updates). Every setting gets
+no optimizer step on a batch without signal, a lower Muon learning rate, AdamW at a lower
+learning rate, and twice the episodes per update (half the updates). Every setting gets
 the same 640 episodes per run and the same seeds; every final policy and the warm start are
 then evaluated on the experiment's 240 held-out episodes per seed (the same tasks and
 sampling seeds for all, so differences are paired by seed), and per setting the summary
@@ -13,7 +13,7 @@ end, training reward at the start and end, and the ratio statistics.
 
     nice -n 10 .venv/bin/python benchmarks/toolgrid_rl_sweep.py [--seeds 0 1] [--workers 2]
         -> benchmarks/results/toolgrid_rl_sweep.json
-        (12 runs of about 3-4 minutes, two at a time, plus the final evaluations; the warm
+        (10 runs of about 3-7 minutes, two at a time, plus the final evaluations; the warm
         start is shared with the experiment through runs/toolgrid/warm-starts/, about 20
         minutes when it is not there yet)
 
@@ -48,7 +48,6 @@ SETTINGS: dict[str, dict] = {
     "muon lr=1e-3 skip no-signal": {"skip_no_signal": True},
     "muon lr=3e-4": {"lr": 3e-4},
     "adamw lr=1e-4": {"optimizer": "adamw", "lr": 1e-4},
-    "adamw lr=3e-5": {"optimizer": "adamw", "lr": 3e-5},
     "muon lr=1e-3 8 tasks x 4, 20 steps": {"tasks_per_step": 8, "steps": 20},
 }
 
