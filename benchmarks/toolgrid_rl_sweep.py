@@ -43,22 +43,26 @@ from etude.recipes.toolgrid.train import RunConfig, load_config, new_policy, tra
 
 ROOT = Path(__file__).parents[1]
 # name -> [rl] settings changed from the configured RL-only arm; "rl" is the configured step
+# (run in this order, a setting's seeds together, so that an interrupted sweep has whole
+# settings; the in-run evaluation only at the start and the end: the final evaluation on
+# 240 episodes is the comparison, and it extends the last in-run one)
 SETTINGS: dict[str, dict] = {
-    "rl": {},
     "muon lr=1e-3 skip no-signal": {"skip_no_signal": True},
-    "muon lr=3e-4": {"lr": 3e-4},
     "adamw lr=1e-4": {"optimizer": "adamw", "lr": 1e-4},
+    "muon lr=3e-4": {"lr": 3e-4},
     "muon lr=1e-3 8 tasks x 4, 20 steps": {"tasks_per_step": 8, "steps": 20},
+    "rl": {},
 }
 
 
 def sweep_configs(base: RunConfig) -> dict[str, RunConfig]:
     """The RL-only arm of the experiment with each setting's `[rl]` changes."""
     rl_only = arms(base, 0.5)["rl"]
-    return {
-        name: replace(rl_only, rl=replace(rl_only.rl, **changes))
-        for name, changes in SETTINGS.items()
-    }
+    out = {}
+    for name, changes in SETTINGS.items():
+        rl = replace(rl_only.rl, **changes)
+        out[name] = replace(rl_only, rl=rl, eval=replace(rl_only.eval, every=rl.steps))
+    return out
 
 
 def _run(job: tuple[str, int, RunConfig, dict]) -> tuple[str, int, float]:
@@ -102,6 +106,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument(
+        "--summarize", action="store_true", help="run nothing: evaluate and summarize what finished"
+    )
     parser.add_argument("--final-episodes", type=int, default=240)
     parser.add_argument("--config", default=str(ROOT / "configs/toolgrid.toml"))
     parser.add_argument("--out", default=str(ROOT / "benchmarks/results/toolgrid_rl_sweep.json"))
@@ -114,14 +121,14 @@ def main() -> None:
     state = warm.state_dict()
     configs = sweep_configs(base)
     jobs = []
-    for name, cfg in configs.items():
+    for name, cfg in {} if args.summarize else configs.items():
         for seed in args.seeds:
             run_dir = runs / run_dir_name(name, seed)
             cfg_s = replace(cfg, seed=seed, out_dir=str(run_dir))
             saved = run_dir / "config.json"
             fresh = json.loads(json.dumps(asdict(cfg_s)))
-            done = (run_dir / "log.jsonl").is_file() and saved.is_file()
-            if done and json.loads(saved.read_text()) == fresh:
+            finished = (run_dir / "log.jsonl").is_file() and saved.is_file()
+            if finished and json.loads(saved.read_text()) == fresh:
                 continue
             run_dir.mkdir(parents=True, exist_ok=True)
             (run_dir / "log.jsonl").unlink(missing_ok=True)
@@ -136,12 +143,15 @@ def main() -> None:
             for name, seed, s in pool.imap_unordered(_run, jobs):
                 seconds.append(s)
                 print(f"done {name} seed {seed} in {s:.0f}s", flush=True)
-    final = final_evaluation(
-        base, list(configs), args.seeds, runs, args.final_episodes, args.workers
-    )
+    done = [
+        n
+        for n in configs
+        if all((runs / run_dir_name(n, seed) / "log.jsonl").is_file() for seed in args.seeds)
+    ]
+    final = final_evaluation(base, done, args.seeds, runs, args.final_episodes, args.workers)
     warm_success = final["arms"][WARM_START]["success"]
     settings = {}
-    for name in configs:
+    for name in done:
         arm = final["arms"][name]
         mean, lo, hi = paired_bootstrap([arm["success"][s] - warm_success[s] for s in args.seeds])
         logs = {
@@ -158,14 +168,16 @@ def main() -> None:
             "final_error_rate": arm["error_rate"],
             "final_calls_per_episode": arm["calls_per_episode"],
             "diff_vs_warm_start": {"mean": mean, "ci95": [lo, hi]},
-            "diff_vs_configured_rl": arm["success_diff_vs_rl"],
+            "diff_vs_configured_rl": arm.get("success_diff_vs_rl"),
             "diagnostics": {s: diagnostics(log) for s, log in logs.items()},
         }
-    rl = configs["rl"].rl
     summary = {
         "what": "RL only from the experiment's warm start, the RL step's settings varied",
         "config": "configs/toolgrid.toml (RL-only arm), [rl] changed as rl_changes says",
-        "episodes_per_run": rl.steps * rl.tasks_per_step * rl.group_size,
+        "episodes_per_run": {
+            n: c.rl.steps * c.rl.tasks_per_step * c.rl.group_size for n, c in configs.items()
+        },
+        "incomplete": [n for n in configs if n not in done],
         "seeds": args.seeds,
         "final_episodes": args.final_episodes,
         "warm_start": {

@@ -192,7 +192,8 @@ def final_evaluation(
     is the experiment's final comparison. Cached per run in `final_eval_<episodes>.json`.
 
     Returns {"episodes", "arms": {name: {"success": {seed: s}, "error_rate": {seed: e},
-    "success_mean", "success_diff_vs_rl": {"mean", "ci95"}}}} with `WARM_START` as an arm."""
+    "success_mean", "success_diff_vs_rl": {"mean", "ci95"}}}} with `WARM_START` as an arm
+    (the differences to "rl" only when "rl" is among `names`)."""
     cfg = replace(base, eval=replace(base.eval, episodes=episodes))
     cached: dict[tuple[str, int], dict] = {}
     jobs = []
@@ -219,10 +220,11 @@ def final_evaluation(
             "calls_per_episode": {s: cached[name, s]["heldout_calls_per_episode"] for s in seeds},
             "success_mean": sum(success.values()) / len(seeds),
         }
-    rl = out["arms"]["rl"]["success"]
-    for arm in out["arms"].values():
-        mean, lo, hi = paired_bootstrap([arm["success"][s] - rl[s] for s in seeds])
-        arm["success_diff_vs_rl"] = {"mean": mean, "ci95": [lo, hi]}
+    if "rl" in out["arms"]:
+        rl = out["arms"]["rl"]["success"]
+        for arm in out["arms"].values():
+            mean, lo, hi = paired_bootstrap([arm["success"][s] - rl[s] for s in seeds])
+            arm["success_diff_vs_rl"] = {"mean": mean, "ci95": [lo, hi]}
     return out
 
 
