@@ -1,19 +1,20 @@
 """Which RL step improves the warm-started ToolGrid policy at all? RL only (no hints), from the
 feedback-modes experiment's warm start (configs/toolgrid.toml), with the RL step's settings
-varied side by side: the configured step (Muon, lr 1e-3, 4 tasks x 4 rollouts x 40 steps),
-no optimizer step on a batch without signal, a lower Muon learning rate, AdamW at a lower
-learning rate, and twice the episodes per update (half the updates). Every setting gets
-the same 640 episodes per run and the same seeds; every final policy and the warm start are
-then evaluated on the experiment's 240 held-out episodes per seed (the same tasks and
-sampling seeds for all, so differences are paired by seed), and per setting the summary
-gives the paired difference to the warm start and to the configured step, with the
-diagnostics the logs hold: the share of updates without signal (every group's rewards
-equal), the per-token entropy estimate of the rollouts (`sampled_nll`) at the start and
-end, training reward at the start and end, and the ratio statistics.
+varied side by side: the configured step (Muon, lr 1e-3, 4 tasks x 4 rollouts x 40 steps), no
+optimizer step on a batch without signal, a lower Muon learning rate, AdamW at a lower learning
+rate, twice the episodes per update (half the updates), and RL tasks on registries drawn fresh
+(never the warm start's training registries, never held-out ones). Every setting gets the same
+640 episodes per run and the same seeds; every final policy and the warm start are then
+evaluated on the experiment's 240 held-out episodes per seed (the same tasks and sampling seeds
+for all, so differences are paired by seed), and per setting the summary gives the paired
+difference to the warm start and to the configured step, with the diagnostics the logs hold:
+the share of updates without signal (every group's rewards equal), the per-token entropy
+estimate of the rollouts (`sampled_nll`) at the start and end, training reward at the start and
+end, and the ratio statistics.
 
     nice -n 10 .venv/bin/python benchmarks/toolgrid_rl_sweep.py [--seeds 0 1] [--workers 2]
         -> benchmarks/results/toolgrid_rl_sweep.json
-        (10 runs of about 3-7 minutes, two at a time, plus the final evaluations; the warm
+        (12 runs of about 3-7 minutes, two at a time, plus the final evaluations; the warm
         start is shared with the experiment through runs/toolgrid/warm-starts/, about 20
         minutes when it is not there yet)
 
@@ -52,6 +53,7 @@ SETTINGS: dict[str, dict] = {
     "muon lr=3e-4": {"lr": 3e-4},
     "muon lr=1e-3 8 tasks x 4, 20 steps": {"tasks_per_step": 8, "steps": 20},
     "rl": {},
+    "muon lr=1e-3 fresh registries": {"fresh_registries": True},
 }
 
 

@@ -18,6 +18,7 @@ from etude.envs.toolgrid import (
     call_message,
     demonstration,
     lookup_drill,
+    random_registry,
     sample_task,
     split_registries,
     tool_errors,
@@ -352,3 +353,15 @@ def test_skip_no_signal_leaves_the_policy_as_it_was_on_batches_without_signal(tm
     assert [r["reward"] for r in steps] == [0.0, 0.0]
     assert all(r["skipped"] and r["sampled_nll"] > 0 for r in steps)
     assert all(torch.equal(before[k], v) for k, v in policy.state_dict().items())
+
+
+def test_random_registries_avoid_the_excluded_and_keep_the_split_as_it_was():
+    train, heldout = split_registries(1234, 300, 100, 3)
+    # the split every earlier run used (registries() now draws through random_registry, in
+    # the same order)
+    assert train[0] == Registry((("qix", "sub"), ("yad", "add"), ("kav", "sq")))
+    rng = random.Random(0)
+    drawn = [random_registry(rng, 3, set(heldout)) for _ in range(500)]
+    assert not set(drawn) & set(heldout)
+    assert all(len({n for n, _ in r.tools}) == len({f for _, f in r.tools}) == 3 for r in drawn)
+    assert len(set(drawn)) > 490  # fresh: almost never the same registry twice

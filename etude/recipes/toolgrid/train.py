@@ -27,6 +27,7 @@ from etude.envs.toolgrid import (
     Task,
     demonstration,
     lookup_drill,
+    random_registry,
     sample_task,
     split_registries,
     tool_errors,
@@ -123,7 +124,10 @@ class RLSettings:
     """`optimizer`: "muon" (`muon_optimizer`) or "adamw" (betas 0.9, 0.999, no weight
     decay); `skip_no_signal`: take no optimizer step on a batch that carries no gradient
     signal (every group's rewards equal and no hint distilled), since a momentum optimizer
-    would otherwise step in its stale direction at full size (Muon normalizes the step)."""
+    would otherwise step in its stale direction at full size (Muon normalizes the step);
+    `fresh_registries`: draw each RL task's registry at random (never a held-out one)
+    instead of from the training registries the warm start saw, so that the RL reward can
+    only rise by reading the tool list, not by recalling a registry."""
 
     steps: int = 40
     tasks_per_step: int = 4
@@ -131,6 +135,7 @@ class RLSettings:
     lr: float = 0.005
     optimizer: str = "muon"
     skip_no_signal: bool = False
+    fresh_registries: bool = False
     temperature: float = 1.0
     max_turn_tokens: int = 40
     rollout_batch: int = 64  # episodes sampled together in one KV cache
@@ -349,7 +354,8 @@ def train(cfg: RunConfig, policy: nn.Module | None = None, progress: bool = True
     partial = log_path.with_suffix(".jsonl.partial")
     records: list[dict] = []
     tok = chat_tokenizer(cfg.model)
-    train_regs, _ = cfg.toolgrid.registries()
+    train_regs, heldout_regs = cfg.toolgrid.registries()
+    heldout = set(heldout_regs)
     tasks = eval_tasks(cfg)
     detectors = [DETECTORS[name]() for name in cfg.feedback.detectors]
     with open(partial, "w") as logf, Progress(disable=not progress) as bar:
@@ -377,9 +383,11 @@ def train(cfg: RunConfig, policy: nn.Module | None = None, progress: bool = True
             start = time.perf_counter()
             played, groups = [], []
             for g in range(cfg.rl.tasks_per_step):
-                t = sample_task(
-                    rng.choice(train_regs), cfg.toolgrid.n_requests, rng, f"s{step}g{g}"
-                )
+                if cfg.rl.fresh_registries:
+                    registry = random_registry(rng, cfg.toolgrid.n_tools, heldout)
+                else:
+                    registry = rng.choice(train_regs)
+                t = sample_task(registry, cfg.toolgrid.n_requests, rng, f"s{step}g{g}")
                 played += [Episode(t, cfg.toolgrid.slack) for _ in range(cfg.rl.group_size)]
                 groups += [g] * cfg.rl.group_size
             play(policy, tok, played, episode_seeds(sampling, len(played)), cfg)
