@@ -2,19 +2,20 @@
 feedback-modes experiment's warm start (configs/toolgrid.toml), with the RL step's settings
 varied side by side: the configured step (Muon, lr 1e-3, 4 tasks x 4 rollouts x 40 steps), no
 optimizer step on a batch without signal, a lower Muon learning rate, AdamW at a lower learning
-rate, twice the episodes per update (half the updates), and RL tasks on registries drawn fresh
-(never the warm start's training registries, never held-out ones). Every setting gets the same
-640 episodes per run and the same seeds; every final policy and the warm start are then
-evaluated on the experiment's 240 held-out episodes per seed (the same tasks and sampling seeds
-for all, so differences are paired by seed), and per setting the summary gives the paired
-difference to the warm start and to the configured step, with the diagnostics the logs hold:
-the share of updates without signal (every group's rewards equal), the per-token entropy
-estimate of the rollouts (`sampled_nll`) at the start and end, training reward at the start and
-end, and the ratio statistics.
+rate, twice the episodes per update (half the updates), RL tasks on registries drawn fresh
+(never the warm start's training registries, never held-out ones), and the policy-gradient term
+averaged per trajectory before the trajectories (GRPO's sequence aggregation) instead of over
+all tokens. Every setting gets the same 640 episodes per run and the same seeds; every final
+policy and the warm start are then evaluated on the experiment's 240 held-out episodes per seed
+(the same tasks and sampling seeds for all, so differences are paired by seed), and per setting
+the summary gives the paired difference to the warm start and to the configured step, with the
+diagnostics the logs hold: the share of updates without signal (every group's rewards equal),
+the per-token entropy estimate of the rollouts (`sampled_nll`) at the start and end, training
+reward at the start and end, and the ratio statistics.
 
     nice -n 10 .venv/bin/python benchmarks/toolgrid_rl_sweep.py [--seeds 0 1] [--workers 2]
         -> benchmarks/results/toolgrid_rl_sweep.json
-        (12 runs of about 3-7 minutes, two at a time, plus the final evaluations; the warm
+        (14 runs of about 3 minutes, two at a time, plus the final evaluations; the warm
         start is shared with the experiment through runs/toolgrid/warm-starts/, about 20
         minutes when it is not there yet)
 
@@ -47,13 +48,14 @@ ROOT = Path(__file__).parents[1]
 # (run in this order, a setting's seeds together, so that an interrupted sweep has whole
 # settings; the in-run evaluation only at the start and the end: the final evaluation on
 # 240 episodes is the comparison, and it extends the last in-run one)
-SETTINGS: dict[str, dict] = {
-    "muon lr=1e-3 skip no-signal": {"skip_no_signal": True},
-    "adamw lr=1e-4": {"optimizer": "adamw", "lr": 1e-4},
-    "muon lr=3e-4": {"lr": 3e-4},
-    "muon lr=1e-3 8 tasks x 4, 20 steps": {"tasks_per_step": 8, "steps": 20},
+SETTINGS: dict[str, dict] = {  # name -> {"rl": [rl] changes, "loss": [loss] changes}
+    "muon lr=1e-3 skip no-signal": {"rl": {"skip_no_signal": True}},
+    "adamw lr=1e-4": {"rl": {"optimizer": "adamw", "lr": 1e-4}},
+    "muon lr=3e-4": {"rl": {"lr": 3e-4}},
+    "muon lr=1e-3 8 tasks x 4, 20 steps": {"rl": {"tasks_per_step": 8, "steps": 20}},
     "rl": {},
-    "muon lr=1e-3 fresh registries": {"fresh_registries": True},
+    "muon lr=1e-3 fresh registries": {"rl": {"fresh_registries": True}},
+    "muon lr=1e-3 sequence aggregation": {"loss": {"aggregation": "sequence"}},
 }
 
 
@@ -62,8 +64,9 @@ def sweep_configs(base: RunConfig) -> dict[str, RunConfig]:
     rl_only = arms(base, 0.5)["rl"]
     out = {}
     for name, changes in SETTINGS.items():
-        rl = replace(rl_only.rl, **changes)
-        out[name] = replace(rl_only, rl=rl, eval=replace(rl_only.eval, every=rl.steps))
+        rl = replace(rl_only.rl, **changes.get("rl", {}))
+        loss = replace(rl_only.loss, **changes.get("loss", {}))
+        out[name] = replace(rl_only, rl=rl, loss=loss, eval=replace(rl_only.eval, every=rl.steps))
     return out
 
 
@@ -164,7 +167,7 @@ def main() -> None:
             for s in args.seeds
         }
         settings[name] = {
-            "rl_changes": SETTINGS[name],
+            "changes": SETTINGS[name],
             "final_success": arm["success"],
             "final_success_mean": arm["success_mean"],
             "final_error_rate": arm["error_rate"],
@@ -175,7 +178,7 @@ def main() -> None:
         }
     summary = {
         "what": "RL only from the experiment's warm start, the RL step's settings varied",
-        "config": "configs/toolgrid.toml (RL-only arm), [rl] changed as rl_changes says",
+        "config": "configs/toolgrid.toml (RL-only arm), [rl] and [loss] changed as changes says",
         "episodes_per_run": {
             n: c.rl.steps * c.rl.tasks_per_step * c.rl.group_size for n, c in configs.items()
         },

@@ -85,6 +85,11 @@ class StepSettings:
     falls linearly toward 0 over the run's RL steps; applied by the trainer through
     `scheduled`). `clip_low`/`clip_high`: the ratio's clip range; `is_cap`/`is_mode`:
     truncated importance sampling (`loss.policy_gradient_loss`; None: off);
+    `aggregation`: how the policy-gradient term sums its tokens, "token" (every trainable token
+    of the minibatch weighs the same, DAPO / Dr. GRPO: a long trajectory counts more) or
+    "sequence" (each trajectory's tokens averaged first, then the trajectories, as GRPO:
+    a long failed trajectory and a short successful one carry their advantages with the
+    same total weight);
     `minibatches`/`passes`: optimizer steps per batch; `micro_batch`: trajectories per
     forward (0: a whole minibatch); `max_tokens`: longer trajectories are dropped (0: no
     limit)."""
@@ -108,6 +113,7 @@ class StepSettings:
     is_cap: float | None = None
     is_mode: str = "truncate"
     normalize_std: bool = False
+    aggregation: str = "token"
     ref_kl: float = 0.0
     effort_alpha: float = 0.0
     minibatches: int = 1
@@ -116,6 +122,8 @@ class StepSettings:
     max_tokens: int = 0
 
     def __post_init__(self):
+        if self.aggregation not in ("token", "sequence"):
+            raise ValueError(f"aggregation must be 'token' or 'sequence', got {self.aggregation!r}")
         if self.is_mode not in IS_MODES:
             raise ValueError(f"is_mode must be one of {IS_MODES}, got {self.is_mode!r}")
         for name in ("minibatches", "passes"):
@@ -338,6 +346,10 @@ def _micro_step(
         totals["hints_used"] += 1
 
     token_advantages = advantages[:, None].to(credit.dtype) * credit
+    if settings.aggregation == "sequence":  # Σ_i mean_t(...) / n_trajectories, written as a
+        # per-row factor on the advantage so that the term keeps its normalizer n_tokens
+        lengths = torch.tensor([float(it.tokenized.trainable.sum()) for it in items])
+        token_advantages = token_advantages * (n_tokens / (n_trajectories * lengths))[:, None]
     rl = policy_gradient_loss(
         logprobs,
         old,
