@@ -5,19 +5,20 @@ optimizer step on a batch without signal, a lower Muon learning rate, AdamW at a
 rate, twice the episodes per update (half the updates), RL tasks on registries drawn fresh
 (never the warm start's training registries, never held-out ones), and the policy-gradient term
 averaged per trajectory before the trajectories (GRPO's sequence aggregation) instead of over
-all tokens. Every setting gets the same 640 episodes per run and the same seeds; every final
-policy and the warm start are then evaluated on the experiment's 240 held-out episodes per seed
-(the same tasks and sampling seeds for all, so differences are paired by seed), and per setting
-the summary gives the paired difference to the warm start and to the configured step, with the
-diagnostics the logs hold: the share of updates without signal (every group's rewards equal),
-the per-token entropy estimate of the rollouts (`sampled_nll`) at the start and end, training
-reward at the start and end, and the ratio statistics.
+all tokens. Every setting gets the same 640 episodes per run (the last two, a check of the
+budget, four times as many) and the same seeds; every final policy and the warm start are then
+evaluated on the experiment's 240 held-out episodes per seed (the same tasks and sampling seeds
+for all, so differences are paired by seed), and per setting the summary gives the paired
+difference to the warm start and to the configured step, with the diagnostics the logs hold:
+the share of updates without signal (every group's rewards equal), the per-token entropy
+estimate of the rollouts (`sampled_nll`) at the start and end, training reward at the start and
+end, and the ratio statistics.
 
     nice -n 10 .venv/bin/python benchmarks/toolgrid_rl_sweep.py [--seeds 0 1] [--workers 2]
         -> benchmarks/results/toolgrid_rl_sweep.json
-        (14 runs of about 3 minutes, two at a time, plus the final evaluations; the warm
-        start is shared with the experiment through runs/toolgrid/warm-starts/, about 20
-        minutes when it is not there yet)
+        (14 runs of about 3 minutes and 4 of about 12, two at a time, plus the final
+        evaluations; the warm start is shared with the experiment through
+        runs/toolgrid/warm-starts/, about 20 minutes when it is not there yet)
 
 It resumes: a run whose log is complete and whose config is unchanged is not run again.
 """
@@ -56,6 +57,9 @@ SETTINGS: dict[str, dict] = {  # name -> {"rl": [rl] changes, "loss": [loss] cha
     "rl": {},
     "muon lr=1e-3 fresh registries": {"rl": {"fresh_registries": True}},
     "muon lr=1e-3 sequence aggregation": {"loss": {"aggregation": "sequence"}},
+    # four times the budget (2,560 episodes) for the two gentlest steps: is 640 too few?
+    "muon lr=3e-4, 160 steps": {"rl": {"lr": 3e-4, "steps": 160}},
+    "adamw lr=1e-4, 160 steps": {"rl": {"optimizer": "adamw", "lr": 1e-4, "steps": 160}},
 }
 
 
