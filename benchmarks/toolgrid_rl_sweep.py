@@ -62,6 +62,9 @@ SETTINGS: dict[str, dict] = {  # name -> {"rl": [rl] changes, "loss": [loss] cha
     "adamw lr=1e-4, 160 steps": {"rl": {"optimizer": "adamw", "lr": 1e-4, "steps": 160}},
 }
 
+# the most promising setting once the others had finished, again on a third seed
+CONFIRM: dict[str, tuple[int, ...]] = {"muon lr=3e-4, 160 steps": (2,)}
+
 
 def sweep_configs(base: RunConfig) -> dict[str, RunConfig]:
     """The RL-only arm of the experiment with each setting's `[rl]` changes."""
@@ -130,8 +133,9 @@ def main() -> None:
     state = warm.state_dict()
     configs = sweep_configs(base)
     jobs = []
+    seeds_of = {n: [*args.seeds, *CONFIRM.get(n, ())] for n in configs}
     for name, cfg in {} if args.summarize else configs.items():
-        for seed in args.seeds:
+        for seed in seeds_of[name]:
             run_dir = runs / run_dir_name(name, seed)
             cfg_s = replace(cfg, seed=seed, out_dir=str(run_dir))
             saved = run_dir / "config.json"
@@ -155,29 +159,35 @@ def main() -> None:
     done = [
         n
         for n in configs
-        if all((runs / run_dir_name(n, seed) / "log.jsonl").is_file() for seed in args.seeds)
+        if all((runs / run_dir_name(n, seed) / "log.jsonl").is_file() for seed in seeds_of[n])
     ]
     final = final_evaluation(base, done, args.seeds, runs, args.final_episodes, args.workers)
-    warm_success = final["arms"][WARM_START]["success"]
     settings = {}
     for name in done:
-        arm = final["arms"][name]
-        mean, lo, hi = paired_bootstrap([arm["success"][s] - warm_success[s] for s in args.seeds])
+        seeds = seeds_of[name]
+        if seeds != args.seeds:  # its own final evaluation, the warm start's on those seeds
+            own = final_evaluation(base, [name], seeds, runs, args.final_episodes, args.workers)
+            arm, warm_success = own["arms"][name], own["arms"][WARM_START]["success"]
+        else:
+            arm, warm_success = final["arms"][name], final["arms"][WARM_START]["success"]
+        mean, lo, hi = paired_bootstrap([arm["success"][s] - warm_success[s] for s in seeds])
         logs = {
             s: [
                 json.loads(line)
                 for line in (runs / run_dir_name(name, s) / "log.jsonl").read_text().splitlines()
             ]
-            for s in args.seeds
+            for s in seeds
         }
         settings[name] = {
             "changes": SETTINGS[name],
+            "seeds": seeds,
             "final_success": arm["success"],
             "final_success_mean": arm["success_mean"],
             "final_error_rate": arm["error_rate"],
             "final_calls_per_episode": arm["calls_per_episode"],
             "diff_vs_warm_start": {"mean": mean, "ci95": [lo, hi]},
-            "diff_vs_configured_rl": arm.get("success_diff_vs_rl"),
+            "warm_start_success": warm_success,
+            "diff_vs_configured_rl": final["arms"].get(name, {}).get("success_diff_vs_rl"),
             "diagnostics": {s: diagnostics(log) for s, log in logs.items()},
         }
     summary = {
@@ -190,7 +200,7 @@ def main() -> None:
         "seeds": args.seeds,
         "final_episodes": args.final_episodes,
         "warm_start": {
-            "success": warm_success,
+            "success": final["arms"][WARM_START]["success"],
             "success_mean": final["arms"][WARM_START]["success_mean"],
             "error_rate": final["arms"][WARM_START]["error_rate"],
         },
