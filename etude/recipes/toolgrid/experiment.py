@@ -128,8 +128,8 @@ def cached_warm_start(cfg: RunConfig, directory: Path) -> tuple[torch.nn.Module,
     (`warm_start_key`) was saved there, else trained and saved (written whole, then renamed,
     so an interrupted one is never loaded). Returns (policy, loaded)."""
     path = directory / f"warm_start-{warm_start_key(cfg)}.pt"
-    policy = new_policy(cfg.model)
     if path.is_file():
+        policy = new_policy(cfg.model)
         policy.load_state_dict(torch.load(path))
         return policy, True
     policy = one_thread_warm_start(cfg)

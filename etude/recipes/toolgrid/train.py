@@ -314,8 +314,8 @@ def has_signal(
     """Whether an update on this batch has any gradient: some group's rewards differ (so some
     advantage is non-zero, "advantage_weight" credit included), or a hint reaches a mode
     with a distillation term ("kl", "gated" with a non-zero λ). With effort shaping, which
-    can separate equal rewards by length, every batch counts."""
-    if settings.effort_alpha:
+    can separate equal rewards by length, or a reference KL, every batch counts."""
+    if settings.effort_alpha or settings.ref_kl:
         return True
     by_group: dict[int, set[float]] = {}
     for t, g in zip(trajs, groups):
