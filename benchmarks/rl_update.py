@@ -103,7 +103,7 @@ def throughput(repeats: int) -> dict:
     times: dict[str, list[float]] = {}
     for _ in range(repeats):
         for arm, weights in arms.items():
-            new_settings = StepSettings(weights=weights)
+            new_settings = StepSettings(weights=weights, modes=dict.fromkeys(weights, "kl"))
             old_settings = old.StepSettings(weights=weights)
             runs = {
                 f"{arm}/rl_update": lambda s=new_settings: rl_update(

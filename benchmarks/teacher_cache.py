@@ -139,7 +139,8 @@ def tiny_loss_section(repeats: int) -> dict:
     arms = {
         "rl_only": StepSettings(),
         "rl_plus_targeted_kl": StepSettings(
-            weights={"tool_not_found": 0.5, "invalid_arguments": 0.5}
+            weights={"tool_not_found": 0.5, "invalid_arguments": 0.5},
+            modes={"tool_not_found": "kl", "invalid_arguments": "kl"},
         ),
     }
     times = {k: [] for k in arms}

@@ -18,6 +18,9 @@ and every finished run are reused (runs/toolgrid/experiment-modes/).
         -> benchmarks/results/textual_feedback_modes.json and textual_feedback_modes.png
         (3 seeds: 18 runs of 4-7 minutes, two at a time, after a ~25-minute warm start:
         1.5-2 hours on the shared 2-core machine)
+    .venv/bin/python benchmarks/textual_feedback_experiment.py --arms "kl λ=0.5" \
+        "advantage_weight frozen"
+        only those arms and "rl" (the rest can be added by a later run in the same folder)
     .venv/bin/python benchmarks/textual_feedback_experiment.py --from-logs
         rebuilds the summary from the runs' logs (arms whose seeds all finished)
     .venv/bin/python benchmarks/textual_feedback_experiment.py --quick --out /tmp/smoke
@@ -50,6 +53,12 @@ if __name__ == "__main__":
         default=240,
         help="held-out episodes of each run's final evaluation (0: none)",
     )
+    parser.add_argument(
+        "--arms",
+        nargs="+",
+        default=None,
+        help='run only these arms (and "rl"); more can be added later in the same runs',
+    )
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--ignore-hint-check", action="store_true")
     parser.add_argument("--from-logs", action="store_true")
@@ -69,5 +78,6 @@ if __name__ == "__main__":
             workers=args.workers,
             lam=args.lam,
             final_episodes=args.final_episodes,
+            arm_names=args.arms,
         )
     )

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The 5-seed feedback-modes experiment on the single-H200 machine (16 CPU cores, 128 GiB):
 # 6 arms x 5 seeds = 30 runs, 15 at a time, from the warm start, gap check and finished
-# runs this checkout's runs/toolgrid/experiment-modes/ already holds. Carry that folder: the
+# runs this checkout's runs/toolgrid/experiment-modes/ already holds, or else from the warm
+# start in runs/toolgrid/warm-starts/ (shared with the RL sweep). Carry runs/toolgrid: the
 # warm start took about 25 minutes on the shared 2-core machine and is not resumable midway,
 # so without it the 590 s limit would end the command before any arm ran.
 #

@@ -72,7 +72,10 @@ def test_judge_hints_take_the_detector_path_into_the_loss(smollm2_tokenizer, tmp
     # the update weighs the judge's hint with λ_judge like any detector's
     model = tiny_model(tokenizer)
     optimizer = Muon(list(model.named_parameters()), lr=0.02, adamw_lr=1e-3)
-    settings = StepSettings(weights={"judge": 1.0, "tool_not_found": 0.5})
+    settings = StepSettings(
+        weights={"judge": 1.0, "tool_not_found": 0.5},
+        modes={"judge": "kl", "tool_not_found": "kl"},
+    )
     other = Trajectory([*MESSAGES[:2], {"role": "assistant", "content": "Hi."}], reward=1.0)
     metrics = rl_update(
         HFPolicy(model),

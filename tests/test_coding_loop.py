@@ -196,7 +196,9 @@ def test_policy_update_moves_smollm2_with_muon(smollm2):
         trajs,
         [0, 0],
         [[hint], []],
-        StepSettings(weights={MONITOR_CATEGORY: 1.0}, micro_batch=1),
+        StepSettings(
+            weights={MONITOR_CATEGORY: 1.0}, modes={MONITOR_CATEGORY: "kl"}, micro_batch=1
+        ),
         retokenize=True,  # hand-written turns: no token ids
     )
     assert metrics["trajectories"] == 2 and metrics["hints_used"] == 1, metrics["errors"]

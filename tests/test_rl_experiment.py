@@ -8,6 +8,7 @@ import random
 from dataclasses import replace
 
 import pytest
+import torch
 
 from etude.envs.toolgrid import sample_task, split_registries
 from etude.recipes.toolgrid.experiment import (
@@ -15,11 +16,14 @@ from etude.recipes.toolgrid.experiment import (
     GapCheckError,
     _read_log,
     arms,
+    cached_warm_start,
     episodes_to_reach,
     paired_bootstrap,
     run_dir_name,
     run_experiment,
+    select_arms,
     summarize,
+    warm_start_key,
 )
 from etude.recipes.toolgrid.hint_reading import (
     first_call_contexts,
@@ -215,3 +219,30 @@ def test_experiment_runs_every_arm_and_resumes_from_its_logs(tmp_path):
 
     with pytest.raises(ValueError, match="different experiment"):
         run_experiment(base, [0], 2.0, out, runs, require_hint_reading=False, **SMALL_CHECK)
+
+
+def test_select_arms_keeps_rl_and_refuses_unknown_names():
+    all_arms = arms(RunConfig(), 0.5)
+    chosen = select_arms(all_arms, ["advantage_weight frozen", "kl λ=0.5"])
+    assert list(chosen) == ["rl", "kl λ=0.5", "advantage_weight frozen"]  # in the arms' order
+    assert chosen["kl λ=0.5"] is all_arms["kl λ=0.5"]
+    assert select_arms(all_arms, None) is all_arms
+    with pytest.raises(ValueError, match=r"unknown arm\(s\) \['kl'\]; the arms are: rl, kl"):
+        select_arms(all_arms, ["kl"])
+
+
+def test_a_cached_warm_start_is_trained_once_and_keyed_by_its_own_settings(tmp_path):
+    base = _tiny(tmp_path)
+    first, loaded = cached_warm_start(base, tmp_path / "ws")
+    assert not loaded and len(list((tmp_path / "ws").iterdir())) == 1
+    # RL, loss and evaluation settings do not change the warm start: the same file
+    other_rl = replace(base, rl=replace(base.rl, lr=1e-5, optimizer="adamw"))
+    assert warm_start_key(other_rl) == warm_start_key(base)
+    again, loaded = cached_warm_start(other_rl, tmp_path / "ws")
+    assert loaded
+    assert all(
+        torch.equal(a, b) for a, b in zip(first.state_dict().values(), again.state_dict().values())
+    )
+    longer = replace(base, warm_start=replace(base.warm_start, steps=3))
+    assert warm_start_key(longer) != warm_start_key(base)
+    assert warm_start_key(replace(base, seed=1)) != warm_start_key(base)

@@ -189,7 +189,7 @@ def _update(policy, tok, trajectories, hints):
         trajectories,
         [0, 0] + [1] * (len(trajectories) - 2),  # a successful and a failed run share a group
         hints,
-        StepSettings(weights={"tool_not_found": 1.0}),
+        StepSettings(weights={"tool_not_found": 1.0}, modes={"tool_not_found": "kl"}),
         retokenize=True,
     )
     changed = any(not torch.equal(a, b) for a, b in zip(before, policy.parameters()))

@@ -17,6 +17,7 @@ from etude.recipes.toolgrid.train import parse_config
 from etude.rl.distill import estimate
 from etude.rl.feedback import Hint
 from etude.rl.feedback_modes import (
+    DEFAULT_MODE,
     advantage_weights,
     endorsement_gate,
     gated_distillation,
@@ -117,8 +118,9 @@ def test_modes_are_chosen_per_hint_category_in_the_config():
     )
     assert cfg.loss.mode("tool_not_found") == "advantage_weight"
     assert cfg.loss.mode("invalid_arguments") == "gated"
-    assert cfg.loss.mode("repeated_call") == "kl"  # the default
+    assert cfg.loss.mode("repeated_call") == DEFAULT_MODE == "advantage_weight"  # the default
     assert cfg.loss.uses("tool_not_found") and not cfg.loss.uses("invalid_arguments")
+    assert not cfg.loss.uses("repeated_call")  # neither λ nor mode: no teacher pass
     with pytest.raises(ConfigError, match=r"loss\.modes\.tool_not_found") as err:
         parse_config(_toolgrid('tool_not_found = "advantage"\n'))
     assert "advantage_weight" in str(err.value)  # the known names
@@ -192,3 +194,31 @@ def test_rl_update_honours_each_mode(mode):
     (got,) = recorder.steps
     for g, w in zip(got, want):
         torch.testing.assert_close(g, w, rtol=1e-4, atol=1e-6)
+
+
+def test_a_category_with_a_lambda_and_no_mode_is_advantage_weighted_by_default():
+    policy = _policy()
+    tok, trajectories, hints = _hinted_batch(policy)
+    arms = {
+        "default": StepSettings(weights={"tool_not_found": 0.7}, weight_bound=1.5),
+        "explicit": StepSettings(modes={"tool_not_found": "advantage_weight"}, weight_bound=1.5),
+        "kl": StepSettings(
+            weights={"tool_not_found": 0.7}, modes={"tool_not_found": "kl"}, weight_bound=1.5
+        ),
+        "unused": StepSettings(weight_bound=1.5),  # neither λ nor mode
+    }
+    out = {}
+    for name, settings in arms.items():
+        recorder = GradientRecorder(policy.parameters())
+        metrics = rl_update(
+            NativePolicy(policy), recorder, tok, trajectories, [0, 0], hints, settings
+        )
+        out[name] = metrics, recorder.steps[0]
+    (default, g_default), (explicit, g_explicit) = out["default"], out["explicit"]
+    assert default["hints_used"] == 2 and "credit/tool_not_found" in default
+    assert "kl/tool_not_found" not in default and default["distill_loss"] == 0.0
+    assert all(torch.equal(a, b) for a, b in zip(g_default, g_explicit))  # the same update
+    assert default["credit/tool_not_found"] == explicit["credit/tool_not_found"]
+    assert out["kl"][0]["kl/tool_not_found"] > 0  # an explicit "kl" still distills
+    assert not all(torch.equal(a, b) for a, b in zip(g_default, out["kl"][1]))
+    assert out["unused"][0]["hints_used"] == 0  # no teacher pass for an unconfigured one

@@ -117,7 +117,7 @@ def test_update_with_bad_input_drops_it_and_trains_the_rest():
         [clean, failed, unfit],
         [0, 0, 1],
         hints,
-        StepSettings(weights={"tool_not_found": 1.0}),
+        StepSettings(weights={"tool_not_found": 1.0}, modes={"tool_not_found": "kl"}),
         retokenize=True,
     )
     assert any("trajectory 2 dropped" in e and "ascii" in e for e in metrics["errors"])
@@ -149,7 +149,7 @@ def _one_hint_step():
             [traj],
             [0],
             hints,
-            StepSettings(weights=weights, **settings),
+            StepSettings(weights=weights, modes={"tool_not_found": "kl"}, **settings),
             retokenize=True,
         )
 

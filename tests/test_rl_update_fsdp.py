@@ -26,6 +26,7 @@ pytestmark = pytest.mark.dist
 
 SETTINGS = StepSettings(
     weights={"test": 1.0},
+    modes={"test": "kl"},
     is_cap=1.5,
     minibatches=2,
     micro_batch=1,

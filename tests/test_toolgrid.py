@@ -18,21 +18,33 @@ from etude.envs.toolgrid import (
     call_message,
     demonstration,
     lookup_drill,
+    random_registry,
     sample_task,
     split_registries,
     tool_errors,
 )
 from etude.recipes.toolgrid.policy import BytePolicy
-from etude.recipes.toolgrid.train import ModelSettings
-from etude.rl.feedback import DETECTORS, detect_all
+from etude.recipes.toolgrid.train import (
+    ModelSettings,
+    RLSettings,
+    has_signal,
+    load_config,
+    new_policy,
+    rl_optimizer,
+    sampled_nll,
+    train,
+)
+from etude.rl.feedback import DETECTORS, Hint, detect_all
 from etude.rl.trajectory import (
     ByteChat,
     Sample,
+    Trajectory,
     sample_of,
     tokenize,
     with_sample,
     without_samples,
 )
+from etude.rl.update import StepSettings
 from etude.serving.native import rollout, rollouts, turn_format
 
 REG = Registry((("zop", "add"), ("kav", "neg")))
@@ -268,6 +280,10 @@ def test_etude_rl_config_trains_and_writes_log_and_plots(tmp_path, capsys):
             "[loss] lambda_schedule must be 'constant' or 'linear', got 'cosine'",
         ),
         (
+            'env = "toolgrid"\n[rl]\noptimizer = "sgd"\n',
+            "[rl] optimizer must be 'muon' or 'adamw', got 'sgd'",
+        ),
+        (
             'env = "toolgrid"\n[rl]\nrollout_batch = 0\n',
             "[rl] rollout_batch must be at least 1, got 0",
         ),
@@ -280,3 +296,73 @@ def test_bad_configs_exit_nonzero_with_a_message(tmp_path, capsys, text, message
     assert etude(["rl", "--config", str(config)]) == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "runs").exists()
+
+
+def _played(rewards: list[float]) -> list[Trajectory]:
+    return [Trajectory(messages=Episode(TASK).messages, reward=r) for r in rewards]
+
+
+def test_has_signal_needs_a_reward_spread_in_a_group_or_a_distilled_hint():
+    trajs, groups = _played([1.0, 1.0, 0.0, 0.0]), [0, 0, 1, 1]
+    none = [[] for _ in trajs]
+    assert not has_signal(trajs, groups, none, StepSettings())
+    assert has_signal(trajs, [0, 1, 0, 1], none, StepSettings())  # 1 and 0 in each group
+    hint = [[Hint(1, "Note: qix does not exist.", "tool_not_found", "test")], [], [], []]
+    kl = StepSettings(weights={"tool_not_found": 0.5}, modes={"tool_not_found": "kl"})
+    assert has_signal(trajs, groups, hint, kl)  # the KL term has a gradient on its own
+    credit = StepSettings(modes={"tool_not_found": "advantage_weight"})
+    assert not has_signal(trajs, groups, hint, credit)  # it only reweighs zero advantages
+    default = StepSettings(weights={"tool_not_found": 0.5})  # a λ, no mode: the default
+    assert not has_signal(trajs, groups, hint, default)  # mode, advantage weighting
+    assert not has_signal(trajs, groups, hint, StepSettings())  # λ 0: the hint is unused
+    assert has_signal(trajs, groups, none, StepSettings(effort_alpha=0.5))
+    assert has_signal(trajs, groups, none, StepSettings(ref_kl=0.1))
+
+
+def test_sampled_nll_is_the_mean_negative_log_prob_of_the_sampled_tokens():
+    msgs = [
+        {"role": "user", "content": "hi"},
+        with_sample({"role": "assistant", "content": "ab"}, Sample((97, 98), (-1.0, -2.0), "stop")),
+        with_sample({"role": "assistant", "content": "c"}, Sample((99,), (None,), "length")),
+        with_sample({"role": "assistant", "content": "d"}, Sample((100,), (-3.0,), "stop")),
+    ]
+    assert sampled_nll([Trajectory(messages=msgs)]) == pytest.approx(
+        2.0
+    )  # (1 + 2 + 3) / 3; None is not counted
+    assert sampled_nll([]) == 0.0
+
+
+def test_rl_optimizer_is_the_configured_one():
+    policy = BytePolicy(ModelSettings(dim=32, n_layers=1, dense_ffn_dim=64).config())
+    adamw = rl_optimizer(policy, RLSettings(optimizer="adamw", lr=1e-4))
+    assert isinstance(adamw, torch.optim.AdamW) and adamw.defaults["lr"] == 1e-4
+    assert adamw.defaults["weight_decay"] == 0
+    assert not isinstance(rl_optimizer(policy, RLSettings()), torch.optim.AdamW)
+
+
+def test_skip_no_signal_leaves_the_policy_as_it_was_on_batches_without_signal(tmp_path):
+    config = tmp_path / "run.toml"
+    config.write_text(
+        TINY_RUN.format(out=tmp_path / "run").replace("[loss.weights]\ntool_not_found = 1.0\n", "")
+    )
+    cfg = load_config(config)
+    cfg.rl.skip_no_signal, cfg.rl.steps = True, 2
+    torch.manual_seed(0)
+    policy = new_policy(cfg.model)  # untrained: it never succeeds, so no group has signal
+    before = {k: v.clone() for k, v in policy.state_dict().items()}
+    steps = [r for r in train(cfg, policy=policy, progress=False) if "step" in r]
+    assert [r["reward"] for r in steps] == [0.0, 0.0]
+    assert all(r["skipped"] and r["sampled_nll"] > 0 for r in steps)
+    assert all(torch.equal(before[k], v) for k, v in policy.state_dict().items())
+
+
+def test_random_registries_avoid_the_excluded_and_keep_the_split_as_it_was():
+    train, heldout = split_registries(1234, 300, 100, 3)
+    # the split every earlier run used (registries() now draws through random_registry, in
+    # the same order)
+    assert train[0] == Registry((("qix", "sub"), ("yad", "add"), ("kav", "sq")))
+    rng = random.Random(0)
+    drawn = [random_registry(rng, 3, set(heldout)) for _ in range(500)]
+    assert not set(drawn) & set(heldout)
+    assert all(len({n for n, _ in r.tools}) == len({f for _, f in r.tools}) == 3 for r in drawn)
+    assert len(set(drawn)) > 490  # fresh: almost never the same registry twice

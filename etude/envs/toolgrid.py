@@ -95,13 +95,21 @@ def registries(
     out: list[Registry] = []
     seen = set(exclude or ())
     while len(out) < count:
+        reg = random_registry(rng, n_tools, seen)
+        seen.add(reg)
+        out.append(reg)
+    return out
+
+
+def random_registry(rng: random.Random, n_tools: int, exclude: set[Registry]) -> Registry:
+    """A random registry of `n_tools` tools (distinct functions, distinct names) not in
+    `exclude`."""
+    while True:
         fns = rng.sample(sorted(FUNCTIONS), n_tools)
         names = rng.sample(NAMES, n_tools)
         reg = Registry(tuple(zip(names, fns)))
-        if reg not in seen:
-            seen.add(reg)
-            out.append(reg)
-    return out
+        if reg not in exclude:
+            return reg
 
 
 def split_registries(

@@ -35,6 +35,10 @@ from etude.rl.distill import estimate
 
 FeedbackMode = Literal["kl", "advantage_weight", "gated"]
 MODES: tuple[str, ...] = ("kl", "advantage_weight", "gated")
+# the mode of a hint category that has a λ but no mode of its own. Not "kl": in the ToolGrid
+# feedback-modes experiment (docs/textual-feedback.md) KL to the live hinted teacher drove
+# every seed to 0 held-out success, advantage weighting did no harm
+DEFAULT_MODE: FeedbackMode = "advantage_weight"
 
 
 def sampled_gap(student_logits: Tensor, teacher_logits: Tensor, tokens: Tensor) -> Tensor:

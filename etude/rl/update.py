@@ -39,6 +39,7 @@ from etude.rl.distill import estimate, teacher_advantage, teacher_path_length
 from etude.rl.effort import shape_lengths
 from etude.rl.feedback.hints import Hint, HintError, validate_hint
 from etude.rl.feedback_modes import (
+    DEFAULT_MODE,
     FeedbackMode,
     advantage_weights,
     check_modes,
@@ -70,9 +71,11 @@ from etude.rl.trajectory import (
 @dataclass
 class StepSettings:
     """Knobs of one update. `weights`: λ per hint category (missing = 0); `modes`: the
-    feedback mode per category ("kl" when missing; `etude.rl.feedback_modes`); a category
-    gets a teacher pass when its λ is non-zero or its mode is "advantage_weight" (which does
-    not use λ); `weight_bound`: c of the advantage weights' clamp [1/c, c];
+    feedback mode per category (`etude.rl.feedback_modes`; missing:
+    `feedback_modes.DEFAULT_MODE`, "advantage_weight"); a category gets a teacher pass when
+    its λ is non-zero or its mode is set to "advantage_weight" (which does not use λ), so a
+    category with a λ and no mode is weighted by advantage and its λ only switches it on;
+    `weight_bound`: c of the advantage weights' clamp [1/c, c];
     `gate_temperature`: τ of the "gated" mode's σ(gap/τ);
     `scope`: "turn" (targeted) or "trajectory" (the hint before the first turn, KL on every
     trainable token); `gate`: drop a hint unless the teacher finds the sampled turn less
@@ -82,6 +85,11 @@ class StepSettings:
     falls linearly toward 0 over the run's RL steps; applied by the trainer through
     `scheduled`). `clip_low`/`clip_high`: the ratio's clip range; `is_cap`/`is_mode`:
     truncated importance sampling (`loss.policy_gradient_loss`; None: off);
+    `aggregation`: how the policy-gradient term sums its tokens, "token" (every trainable token
+    of the minibatch weighs the same, DAPO / Dr. GRPO: a long trajectory counts more) or
+    "sequence" (each trajectory's tokens averaged first, then the trajectories, as GRPO:
+    a long failed trajectory and a short successful one carry their advantages with the
+    same total weight);
     `minibatches`/`passes`: optimizer steps per batch; `micro_batch`: trajectories per
     forward (0: a whole minibatch); `max_tokens`: longer trajectories are dropped (0: no
     limit)."""
@@ -105,6 +113,7 @@ class StepSettings:
     is_cap: float | None = None
     is_mode: str = "truncate"
     normalize_std: bool = False
+    aggregation: str = "token"
     ref_kl: float = 0.0
     effort_alpha: float = 0.0
     minibatches: int = 1
@@ -113,6 +122,8 @@ class StepSettings:
     max_tokens: int = 0
 
     def __post_init__(self):
+        if self.aggregation not in ("token", "sequence"):
+            raise ValueError(f"aggregation must be 'token' or 'sequence', got {self.aggregation!r}")
         if self.is_mode not in IS_MODES:
             raise ValueError(f"is_mode must be one of {IS_MODES}, got {self.is_mode!r}")
         for name in ("minibatches", "passes"):
@@ -127,12 +138,14 @@ class StepSettings:
             raise ValueError(f"gate_temperature must be > 0, got {self.gate_temperature}")
 
     def mode(self, category: str) -> str:
-        """The feedback mode of hint `category`."""
-        return self.modes.get(category, "kl")
+        """The feedback mode of hint `category` (`DEFAULT_MODE` when none is set)."""
+        return self.modes.get(category, DEFAULT_MODE)
 
     def uses(self, category: str) -> bool:
-        """Whether hints of `category` reach the update (and so need a teacher pass)."""
-        return bool(self.weights.get(category)) or self.mode(category) == "advantage_weight"
+        """Whether hints of `category` reach the update (and so need a teacher pass): a
+        non-zero λ, or the mode "advantage_weight" set for it. A category in neither stays
+        out whatever the default mode is."""
+        return bool(self.weights.get(category)) or self.modes.get(category) == "advantage_weight"
 
     def uses_any(self) -> bool:
         return any(map(self.uses, {*self.weights, *self.modes}))
@@ -333,6 +346,10 @@ def _micro_step(
         totals["hints_used"] += 1
 
     token_advantages = advantages[:, None].to(credit.dtype) * credit
+    if settings.aggregation == "sequence":  # Σ_i mean_t(...) / n_trajectories, written as a
+        # per-row factor on the advantage so that the term keeps its normalizer n_tokens
+        lengths = torch.tensor([float(it.tokenized.trainable.sum()) for it in items])
+        token_advantages = token_advantages * (n_tokens / (n_trajectories * lengths))[:, None]
     rl = policy_gradient_loss(
         logprobs,
         old,

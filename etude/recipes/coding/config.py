@@ -88,7 +88,7 @@ class LossSettings:
     weights: dict[str, float] = field(
         default_factory=lambda: {"monitor": 1.0, "tool_not_found": 0.5, "invalid_arguments": 0.5}
     )
-    # per category: "kl" (missing = "kl"), "advantage_weight" or "gated" (etude.rl.feedback_modes)
+    # per category: "kl", "advantage_weight" (the default) or "gated" (etude.rl.feedback_modes)
     modes: dict[str, FeedbackMode] = field(default_factory=dict)
     weight_bound: float = 2.0
     gate_temperature: float = 1.0

@@ -21,6 +21,7 @@ student, no arm can gain from it.
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import multiprocessing as mp
 import random
@@ -91,6 +92,54 @@ def arms(base: RunConfig, lam: float, frozen: TeacherSettings = FROZEN) -> dict[
     }
 
 
+def select_arms(all_arms: dict[str, RunConfig], names: list[str] | None) -> dict[str, RunConfig]:
+    """The arms named in `names` (None: all), in `all_arms`' order; "rl", the baseline every
+    arm is compared with, always included. Unknown names are an error listing the known."""
+    if names is None:
+        return all_arms
+    unknown = [n for n in names if n not in all_arms]
+    if unknown:
+        raise ValueError(f"unknown arm(s) {unknown}; the arms are: {', '.join(all_arms)}")
+    return {n: c for n, c in all_arms.items() if n == "rl" or n in names}
+
+
+def warm_start_key(cfg: RunConfig) -> str:
+    """A digest of everything the warm start depends on (seed, model, environment and
+    warm-start settings; not the RL, loss or evaluation settings)."""
+    parts = {k: asdict(cfg)[k] for k in ("model", "toolgrid", "warm_start")} | {"seed": cfg.seed}
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def one_thread_warm_start(cfg: RunConfig) -> torch.nn.Module:
+    """`warm_started_policy` on the training registries with one thread, as the arms'
+    workers run: the same bits on every machine with the same torch."""
+    train_regs, _ = cfg.toolgrid.registries()
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return warm_started_policy(cfg, train_regs)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def cached_warm_start(cfg: RunConfig, directory: Path) -> tuple[torch.nn.Module, bool]:
+    """The warm-started policy of `cfg` (`warm_started_policy`, one thread, as the arms'
+    workers: the same bits), loaded from `directory` when a warm start of the same settings
+    (`warm_start_key`) was saved there, else trained and saved (written whole, then renamed,
+    so an interrupted one is never loaded). Returns (policy, loaded)."""
+    path = directory / f"warm_start-{warm_start_key(cfg)}.pt"
+    if path.is_file():
+        policy = new_policy(cfg.model)
+        policy.load_state_dict(torch.load(path))
+        return policy, True
+    policy = one_thread_warm_start(cfg)
+    directory.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".pt.partial")
+    torch.save(policy.state_dict(), partial)
+    partial.replace(path)
+    return policy, False
+
+
 def _run(job: tuple[str, int, RunConfig, dict]) -> tuple[str, int, list[dict], float]:
     name, seed, cfg, state = job
     torch.set_num_threads(1)
@@ -143,7 +192,8 @@ def final_evaluation(
     is the experiment's final comparison. Cached per run in `final_eval_<episodes>.json`.
 
     Returns {"episodes", "arms": {name: {"success": {seed: s}, "error_rate": {seed: e},
-    "success_mean", "success_diff_vs_rl": {"mean", "ci95"}}}} with `WARM_START` as an arm."""
+    "success_mean", "success_diff_vs_rl": {"mean", "ci95"}}}} with `WARM_START` as an arm
+    (the differences to "rl" only when "rl" is among `names`)."""
     cfg = replace(base, eval=replace(base.eval, episodes=episodes))
     cached: dict[tuple[str, int], dict] = {}
     jobs = []
@@ -170,10 +220,11 @@ def final_evaluation(
             "calls_per_episode": {s: cached[name, s]["heldout_calls_per_episode"] for s in seeds},
             "success_mean": sum(success.values()) / len(seeds),
         }
-    rl = out["arms"]["rl"]["success"]
-    for arm in out["arms"].values():
-        mean, lo, hi = paired_bootstrap([arm["success"][s] - rl[s] for s in seeds])
-        arm["success_diff_vs_rl"] = {"mean": mean, "ci95": [lo, hi]}
+    if "rl" in out["arms"]:
+        rl = out["arms"]["rl"]["success"]
+        for arm in out["arms"].values():
+            mean, lo, hi = paired_bootstrap([arm["success"][s] - rl[s] for s in seeds])
+            arm["success_diff_vs_rl"] = {"mean": mean, "ci95": [lo, hi]}
     return out
 
 
@@ -188,6 +239,8 @@ def run_experiment(
     gap_tasks: int = 300,
     gap_episodes: int = 100,
     final_episodes: int = 240,
+    arm_names: list[str] | None = None,
+    warm_starts: Path | None = None,
 ) -> dict:
     """Warm-start once, run the pre-flight gap check on the warm start
     (`etude.recipes.toolgrid.hint_reading.gap_check`, printed), run every arm × seed (in
@@ -200,17 +253,22 @@ def run_experiment(
     gap check are reused and runs whose `log.jsonl` is complete are loaded instead of re-run
     (so more seeds later run only the new runs). A different experiment in the same `runs`
     is refused. Then every final policy is evaluated again on `final_episodes` held-out
-    tasks (`final_evaluation`; 0 skips it)."""
+    tasks (`final_evaluation`; 0 skips it). `arm_names`: run only these arms (and "rl";
+    `select_arms`), more can be added later in the same `runs`. `warm_starts`: a directory
+    of warm starts shared across experiments (`cached_warm_start`), so that an experiment
+    that changes only RL settings starts from the same warm start without training it
+    again."""
     out.mkdir(parents=True, exist_ok=True)
     runs.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    the_arms = arms(base, lam)
+    all_arms = arms(base, lam)
+    the_arms = select_arms(all_arms, arm_names)
     identity = json.loads(
         json.dumps(
             {
                 "config": asdict(base),
                 "lambda": lam,
-                "arms": list(the_arms),
+                "arms": list(all_arms),
                 "gap_check": [gap_tasks, gap_episodes],
             }
         )
@@ -227,16 +285,15 @@ def run_experiment(
         warm = new_policy(base.model)
         warm.load_state_dict(torch.load(warm_path))
     else:
-        train_regs, _ = base.toolgrid.registries()
-        threads = torch.get_num_threads()
-        torch.set_num_threads(1)  # as the arms' workers and the sweep benchmark: the same bits
-        warm = warm_started_policy(base, train_regs)
-        torch.set_num_threads(threads)
+        if warm_starts is not None:
+            warm, reused = cached_warm_start(base, warm_starts)
+        else:
+            warm = one_thread_warm_start(base)
         torch.save(warm.state_dict(), warm_path)
         identity_path.write_text(json.dumps(identity, indent=2) + "\n")
     warm_s = time.perf_counter() - t0
     state = copy.deepcopy(warm.state_dict())
-    if reused and check_path.is_file():
+    if check_path.is_file():
         check = json.loads(check_path.read_text())
     else:
         check = gap_check(warm, base, tasks=gap_tasks, episodes=gap_episodes)
@@ -395,6 +452,7 @@ def main(
     workers: int = 2,
     lam: float = 0.5,
     final_episodes: int = 240,
+    arm_names: list[str] | None = None,
 ) -> int:
     """`etude rl experiment toolgrid`: the configured sizes, or a smoke-size run (`quick`).
     Exit 1 when the gap check finds no gap (unless `require_hint_reading` is off)."""
@@ -420,6 +478,8 @@ def main(
             workers=workers,
             require_hint_reading=require_hint_reading,
             final_episodes=final_episodes,
+            arm_names=arm_names,
+            warm_starts=None if quick else Path(base.out_dir) / "warm-starts",
             **check,
         )
     except GapCheckError as err:

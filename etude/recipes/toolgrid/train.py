@@ -27,6 +27,7 @@ from etude.envs.toolgrid import (
     Task,
     demonstration,
     lookup_drill,
+    random_registry,
     sample_task,
     split_registries,
     tool_errors,
@@ -38,7 +39,7 @@ from etude.recipes.toolgrid.warmstart import warm_start
 from etude.rl.feedback import DETECTORS, Hint, detect_all
 from etude.rl.policy import NativePolicy
 from etude.rl.teacher_weights import TeacherSettings, TeacherWeights
-from etude.rl.trajectory import ByteChat, ChatTokenizer, Trajectory
+from etude.rl.trajectory import ByteChat, ChatTokenizer, Trajectory, sample_of
 from etude.rl.update import StepSettings, rl_update, scheduled
 from etude.serving.native import rollouts
 
@@ -120,10 +121,21 @@ class WarmStartSettings:
 
 @dataclass
 class RLSettings:
+    """`optimizer`: "muon" (`muon_optimizer`) or "adamw" (betas 0.9, 0.999, no weight
+    decay); `skip_no_signal`: take no optimizer step on a batch that carries no gradient
+    signal (every group's rewards equal and no hint distilled), since a momentum optimizer
+    would otherwise step in its stale direction at full size (Muon normalizes the step);
+    `fresh_registries`: draw each RL task's registry at random (never a held-out one)
+    instead of from the training registries the warm start saw, so that the RL reward can
+    only rise by reading the tool list, not by recalling a registry."""
+
     steps: int = 40
     tasks_per_step: int = 4
     group_size: int = 8
     lr: float = 0.005
+    optimizer: str = "muon"
+    skip_no_signal: bool = False
+    fresh_registries: bool = False
     temperature: float = 1.0
     max_turn_tokens: int = 40
     rollout_batch: int = 64  # episodes sampled together in one KV cache
@@ -165,10 +177,10 @@ def parse_config(data: dict) -> RunConfig:
     bad = [d for d in cfg.feedback.detectors if d not in DETECTORS]
     if bad:
         raise ValueError(f"unknown detector(s) {bad}; known: {', '.join(DETECTORS)}")
-    if cfg.warm_start.optimizer not in ("muon", "adamw"):
-        raise ValueError(
-            f"[warm_start] optimizer must be 'muon' or 'adamw', got {cfg.warm_start.optimizer!r}"
-        )
+    for section in ("warm_start", "rl"):
+        name = getattr(cfg, section).optimizer
+        if name not in ("muon", "adamw"):
+            raise ValueError(f"[{section}] optimizer must be 'muon' or 'adamw', got {name!r}")
     if cfg.loss.lambda_schedule not in ("constant", "linear"):
         raise ValueError(
             "[loss] lambda_schedule must be 'constant' or 'linear', "
@@ -289,6 +301,48 @@ def warm_started_policy(
     return policy
 
 
+def rl_optimizer(policy: nn.Module, rl: RLSettings) -> torch.optim.Optimizer:
+    """The RL step's optimizer: `rl.optimizer` at `rl.lr`."""
+    if rl.optimizer == "adamw":
+        return torch.optim.AdamW(policy.parameters(), lr=rl.lr, weight_decay=0)
+    return muon_optimizer(policy, rl.lr)
+
+
+def has_signal(
+    trajs: list[Trajectory], groups: list[int], hints: list[list[Hint]], settings: StepSettings
+) -> bool:
+    """Whether an update on this batch has any gradient: some group's rewards differ (so some
+    advantage is non-zero, "advantage_weight" credit included), or a hint reaches a mode
+    with a distillation term ("kl", "gated" with a non-zero λ). With effort shaping, which
+    can separate equal rewards by length, or a reference KL, every batch counts."""
+    if settings.effort_alpha or settings.ref_kl:
+        return True
+    by_group: dict[int, set[float]] = {}
+    for t, g in zip(trajs, groups):
+        by_group.setdefault(g, set()).add(float(t.reward or 0.0))
+    if any(len(r) > 1 for r in by_group.values()):
+        return True
+    return any(
+        settings.uses(h.category) and settings.mode(h.category) != "advantage_weight"
+        for hs in hints
+        for h in hs
+    )
+
+
+def sampled_nll(trajs: list[Trajectory]) -> float:
+    """Mean −log π_sampler of the sampled tokens: at temperature 1 an unbiased estimate of
+    the policy's per-token entropy on its own rollouts (0.0 without sampled tokens)."""
+    lps = [
+        lp
+        for t in trajs
+        for m in t.messages
+        if (s := sample_of(m)) is not None
+        for lp in s.logprobs
+        if lp is not None
+    ]
+    return -sum(lps) / len(lps) if lps else 0.0
+
+
 def train(cfg: RunConfig, policy: nn.Module | None = None, progress: bool = True) -> list[dict]:
     """Run warm start (unless `policy` is given) and RL; returns the log records (also
     written to `<out_dir>/log.jsonl`)."""
@@ -300,7 +354,8 @@ def train(cfg: RunConfig, policy: nn.Module | None = None, progress: bool = True
     partial = log_path.with_suffix(".jsonl.partial")
     records: list[dict] = []
     tok = chat_tokenizer(cfg.model)
-    train_regs, _ = cfg.toolgrid.registries()
+    train_regs, heldout_regs = cfg.toolgrid.registries()
+    heldout = set(heldout_regs)
     tasks = eval_tasks(cfg)
     detectors = [DETECTORS[name]() for name in cfg.feedback.detectors]
     with open(partial, "w") as logf, Progress(disable=not progress) as bar:
@@ -316,7 +371,7 @@ def train(cfg: RunConfig, policy: nn.Module | None = None, progress: bool = True
                 cfg, train_regs, lambda s, _loss, _policy: bar.update(task, completed=s + 1)
             )
         reference = copy.deepcopy(policy).requires_grad_(False) if cfg.loss.ref_kl else None
-        opt = muon_optimizer(policy, cfg.rl.lr)
+        opt = rl_optimizer(policy, cfg.rl)
         teacher = TeacherWeights(cfg.teacher, policy)
         window: list[float] = []  # training rewards since the teacher's last reward check
         rng = random.Random(cfg.seed + 1)
@@ -328,9 +383,11 @@ def train(cfg: RunConfig, policy: nn.Module | None = None, progress: bool = True
             start = time.perf_counter()
             played, groups = [], []
             for g in range(cfg.rl.tasks_per_step):
-                t = sample_task(
-                    rng.choice(train_regs), cfg.toolgrid.n_requests, rng, f"s{step}g{g}"
-                )
+                if cfg.rl.fresh_registries:
+                    registry = random_registry(rng, cfg.toolgrid.n_tools, heldout)
+                else:
+                    registry = rng.choice(train_regs)
+                t = sample_task(registry, cfg.toolgrid.n_requests, rng, f"s{step}g{g}")
                 played += [Episode(t, cfg.toolgrid.slack) for _ in range(cfg.rl.group_size)]
                 groups += [g] * cfg.rl.group_size
             play(policy, tok, played, episode_seeds(sampling, len(played)), cfg)
@@ -339,17 +396,20 @@ def train(cfg: RunConfig, policy: nn.Module | None = None, progress: bool = True
             hints = [_hints(t, detectors, cfg.feedback.placebo) for t in trajs]
             sample_s = time.perf_counter() - start
             settings = scheduled(cfg.loss, step, cfg.rl.steps)
-            metrics = rl_update(
-                NativePolicy(policy),
-                opt,
-                tok,
-                trajs,
-                groups,
-                hints,
-                settings,
-                NativePolicy(reference) if reference is not None else None,
-                teacher=None if teacher.module is None else NativePolicy(teacher.module),
-            )
+            if cfg.rl.skip_no_signal and not has_signal(trajs, groups, hints, settings):
+                metrics = {"skipped": True}
+            else:
+                metrics = rl_update(
+                    NativePolicy(policy),
+                    opt,
+                    tok,
+                    trajs,
+                    groups,
+                    hints,
+                    settings,
+                    NativePolicy(reference) if reference is not None else None,
+                    teacher=None if teacher.module is None else NativePolicy(teacher.module),
+                )
             window.extend(t.reward for t in trajs)
             check = (step + 1) % cfg.teacher.every == 0
             # the reward check of a "no_reward_drop" teacher reads the training rollouts'
@@ -364,6 +424,7 @@ def train(cfg: RunConfig, policy: nn.Module | None = None, progress: bool = True
                 "reward": sum(t.reward for t in trajs) / len(trajs),
                 "error_rate": sum(e for e, _ in errs) / max(sum(c for _, c in errs), 1),
                 "hints": sum(len(h) for h in hints),
+                "sampled_nll": sampled_nll(trajs),
                 "teacher_refreshes": teacher.refreshes,
                 "sample_s": round(sample_s, 3),
                 "update_s": round(time.perf_counter() - start - sample_s, 3),

@@ -1,0 +1,47 @@
+"""The policy-gradient term's aggregation (`StepSettings.aggregation`): "sequence" averages
+each trajectory's tokens before the trajectories, "token" weighs every token the same; both
+against the loss written out by hand on a real policy."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from test_rl_feedback_modes import _hinted_batch
+from test_rl_ratios import GradientRecorder, _policy
+
+from etude.rl.loss import token_logprobs
+from etude.rl.policy import NativePolicy
+from etude.rl.trajectory import tokenize
+from etude.rl.update import StepSettings, rl_update
+
+
+@pytest.mark.parametrize("aggregation", ["token", "sequence"])
+def test_the_policy_gradient_term_aggregates_as_configured(aggregation):
+    policy = _policy()
+    tok, trajectories, _ = _hinted_batch(policy)  # rewards 1, 0: advantages ±0.5
+    recorder = GradientRecorder(policy.parameters())
+    settings = StepSettings(aggregation=aggregation)
+    rl_update(NativePolicy(policy), recorder, tok, trajectories, [0, 0], [[], []], settings)
+
+    policy.zero_grad()  # by hand: fresh sampler log-probs, ratio 1
+    sums, lengths = [], []
+    for traj, adv in zip(trajectories, (0.5, -0.5)):
+        tt = tokenize(traj.messages, tok)
+        lp = token_logprobs(policy(tt.tokens[None]), tt.tokens[None])[0]
+        sums.append(adv * lp[tt.trainable].sum())
+        lengths.append(int(tt.trainable.sum()))
+    assert lengths[0] != lengths[1]  # else the two aggregations would agree
+    if aggregation == "sequence":
+        loss = -sum(s / n for s, n in zip(sums, lengths)) / 2
+    else:
+        loss = -sum(sums) / sum(lengths)
+    loss.backward()
+    want = [p.grad for p in policy.parameters() if p.grad is not None]
+    (got,) = recorder.steps
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g, w, rtol=1e-4, atol=1e-6)
+
+
+def test_an_unknown_aggregation_is_an_error_naming_it():
+    with pytest.raises(ValueError, match="aggregation must be 'token' or 'sequence', got 'mean'"):
+        StepSettings(aggregation="mean")
