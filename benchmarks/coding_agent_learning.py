@@ -129,6 +129,7 @@ def build_warm_start(args) -> tuple[dict, Path, list[Path], list[Path]]:
             "steps": args.sft_steps,
             "batch_size": args.batch_size,
             "checkpoint_every": args.sft_steps,
+            "max_tokens": args.sft_max_tokens,
             "device": args.device,
             "optim": {"train_layers": args.train_layers, "lr": args.lr},
         }
@@ -147,6 +148,7 @@ def build_warm_start(args) -> tuple[dict, Path, list[Path], list[Path]]:
                 "steps": args.then_whole_steps,
                 "batch_size": args.batch_size,
                 "checkpoint_every": args.then_whole_steps,
+                "max_tokens": args.sft_max_tokens,
                 "device": args.device,
                 "optim": {"train_layers": args.train_layers, "lr": args.then_whole_lr},
             }
@@ -239,6 +241,13 @@ def run_rl(
     data["tasks"] = {**data["tasks"], "tasks_dir": str(train_dirs[0].parent)}
     data["tasks"]["heldout_dir"] = str(heldout_dirs[0].parent)
     data["model"] = {**data["model"], "init": str(warm / "checkpoint")}
+    for table, key, value in (  # turns long enough to carry a demonstrated write
+        ("model", "max_new_tokens", args.turn_tokens),
+        ("rollout", "max_tokens", args.episode_tokens),
+        ("rollout", "max_turns", args.max_turns),
+    ):
+        if value:
+            data[table][key] = value
     try:
         cfg = parse_config(data)
     except ValueError as err:
@@ -250,17 +259,19 @@ def run_rl(
     summaries = [json.loads(x) for x in (rl / "metrics.jsonl").read_text().splitlines()]
     if any("heldout_reward" not in s for s in summaries):
         raise SystemExit("the loop's summaries have no heldout_reward: no figure is invented")
+    held = [heldout_episodes(rl / f"iter_{s['iteration']:04d}") for s in summaries]
     return {
         "heldout_reward": [s["heldout_reward"] for s in summaries],  # 0: before any update
         "heldout_graded_reward": [s["heldout_graded_reward"] for s in summaries],
         "heldout_tool_call_rate_rl": [s["heldout_tool_call_rate"] for s in summaries],
+        "heldout_changed_workspace_share": [
+            statistics.mean(e["changed_workspace"] for e in episodes) for episodes in held
+        ],
         "train_reward": [s["reward_mean"] for s in summaries[1:]],  # iterations 1, 2, ...
         "train_tool_call_rate": [s["tool_call_rate"] for s in summaries[1:]],
         "seconds": [s["seconds"] for s in summaries],
         "episodes_per_minute": [s["episodes_per_minute"] for s in summaries[1:]],
-        "heldout_episodes": [
-            heldout_episodes(rl / f"iter_{s['iteration']:04d}") for s in summaries
-        ],
+        "heldout_episodes": held,
     }
 
 
@@ -281,6 +292,10 @@ def main() -> None:
     parser.add_argument("--first-turns", action="store_true", help="SFT on episode openings")
     parser.add_argument("--then-whole-steps", type=int, default=0, help="then whole ones")
     parser.add_argument("--then-whole-lr", type=float, default=0.005)
+    parser.add_argument("--sft-max-tokens", type=int, default=4096, help="longer: left out")
+    parser.add_argument("--turn-tokens", type=int, default=0, help="RL model.max_new_tokens")
+    parser.add_argument("--episode-tokens", type=int, default=0, help="RL rollout.max_tokens")
+    parser.add_argument("--max-turns", type=int, default=0, help="RL rollout.max_turns")
     parser.add_argument("--key", default="", help="store the run under this key")
     parser.add_argument("--samples", type=int, default=4, help="first turns per held-out task")
     parser.add_argument("--iterations", type=int, default=0, help="RL iterations (0: none)")

@@ -11,6 +11,9 @@ train in SFT and are refused by the RL update).
 Seeded variation per demonstration: exploration order (list, search or read first), edit
 vs write, a wrong tool name followed by the right one, and a failing run followed by the
 fix (a file left out of the first attempt, or the named test file that the task hides).
+Reads keep to the read tool's cap (`MAX_READ_LINES` a reply): a longer file is read around
+the feature's place and edited, never written whole, so no demonstration shows the policy
+a reply or a turn that a long file would not fit in a small model's context.
 
 The reference is written as a paraphrase: the deleted definitions lose their docstrings
 and comments, literals are re-rendered by `ast.unparse` and the identifiers that occur only
@@ -42,6 +45,7 @@ from etude.envs.coding import (
     Message,
     run_episode,
 )
+from etude.envs.workspace_ops import MAX_READ_LINES
 from etude.monitor import monitor_trajectory, parse_line
 from etude.monitor.task import task_view
 from etude.recipes.coding.reward import graded_reward
@@ -54,6 +58,7 @@ WRONG_NAMES = {"read_file": ("open_file", "cat", "view_file"), "list_files": ("l
 _IMPORTABLE = re.compile(r"importable as `([^`]+)`")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 _PASSED = re.compile(r"(\d+) passed")
+READ_WINDOW = 40  # lines read around the feature's place in a file too long to read whole
 
 
 def _strip_docstrings(node: ast.AST) -> ast.AST:
@@ -200,9 +205,22 @@ class ScriptedSolver:
         }
         return {"role": "assistant", "content": None, "tool_calls": [call]}
 
+    def _read(self, rel: str) -> Message:
+        """Read `rel` whole when it fits one read_file reply, else the lines around where
+        the feature goes (what a search for a neighbouring name would point at)."""
+        current, target = self.current[rel].splitlines(), self.target[rel].splitlines()
+        if len(current) <= MAX_READ_LINES:
+            return self._call("read_file", path=rel)
+        head = next((i for i, (a, b) in enumerate(zip(current, target)) if a != b), len(current))
+        start = max(1, head + 1 - READ_WINDOW // 2)
+        return self._call("read_file", path=rel, start_line=start, end_line=start + READ_WINDOW)
+
     def _write(self, rel: str) -> Message:
+        """Edit or write `rel` to its target; a file longer than one read_file reply (so
+        never read whole) is always edited."""
         current, target = self.current[rel], self.target[rel]
-        edit = edit_arguments(current, target) if current and self.edit else None
+        long = current is not None and len(current.splitlines()) > MAX_READ_LINES
+        edit = edit_arguments(current, target) if current and (self.edit or long) else None
         if edit is not None:
             return self._call("edit_file", path=rel, **edit)
         return self._call("write_file", path=rel, content=target)
@@ -230,7 +248,7 @@ class ScriptedSolver:
             yield self._call("search_files", pattern=rf"\b{feature}\b")
         for rel in files:
             if self.current[rel] is not None:
-                yield self._call("read_file", path=rel)
+                yield self._read(rel)
         command = self._check_command()
         held_back = None
         if len(files) > 1 and rng.random() < 0.4:  # the first attempt misses a file
