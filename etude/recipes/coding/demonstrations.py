@@ -167,6 +167,18 @@ def edit_arguments(current: str, target: str) -> dict | None:
             return None
 
 
+def read_arguments(path: str, current: str, target: str) -> dict:
+    """`read_file` arguments for `path`: the whole file when it fits one reply
+    (`MAX_READ_LINES`), else `READ_WINDOW` + 1 lines centred on the first line where
+    `current` and `target` differ (where a search for a neighbouring name would point)."""
+    a, b = current.splitlines(), target.splitlines()
+    if len(a) <= MAX_READ_LINES:
+        return {"path": path}
+    head = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), len(a))
+    start = max(1, head + 1 - READ_WINDOW // 2)
+    return {"path": path, "start_line": start, "end_line": start + READ_WINDOW}
+
+
 def _last_output(messages: list[Message]) -> str:
     return messages[-1]["content"] if messages and messages[-1]["role"] == "tool" else ""
 
@@ -205,16 +217,6 @@ class ScriptedSolver:
         }
         return {"role": "assistant", "content": None, "tool_calls": [call]}
 
-    def _read(self, rel: str) -> Message:
-        """Read `rel` whole when it fits one read_file reply, else the lines around where
-        the feature goes (what a search for a neighbouring name would point at)."""
-        current, target = self.current[rel].splitlines(), self.target[rel].splitlines()
-        if len(current) <= MAX_READ_LINES:
-            return self._call("read_file", path=rel)
-        head = next((i for i, (a, b) in enumerate(zip(current, target)) if a != b), len(current))
-        start = max(1, head + 1 - READ_WINDOW // 2)
-        return self._call("read_file", path=rel, start_line=start, end_line=start + READ_WINDOW)
-
     def _write(self, rel: str) -> Message:
         """Edit or write `rel` to its target; a file longer than one read_file reply (so
         never read whole) is always edited."""
@@ -248,7 +250,9 @@ class ScriptedSolver:
             yield self._call("search_files", pattern=rf"\b{feature}\b")
         for rel in files:
             if self.current[rel] is not None:
-                yield self._read(rel)
+                yield self._call(
+                    "read_file", **read_arguments(rel, self.current[rel], self.target[rel])
+                )
         command = self._check_command()
         held_back = None
         if len(files) > 1 and rng.random() < 0.4:  # the first attempt misses a file
