@@ -1,32 +1,33 @@
 """Does the coding agent learn? Curriculum -> demonstrations -> SFT warm start -> held-out
 first-turn tool-call rate -> RL from the warm start in the coding loop, per seed.
 
-The warm start is built once under `--out`: `etude.recipes.coding.curriculum.build_curriculum`
-(the example repository and the sdists given, split train/held-out with `--split-seed`,
-`--heldout-share` and `--heldout-repository`), `build_demonstrations` on the train split
-(`--per-task` each), `etude.recipes.sft.train` (SmolLM2, the last `--train-layers` layers,
-seed `--split-seed`; with `--first-turns` on each demonstration cut after its first accepted
-tool call; with `--then-whole-steps N` that is followed by N steps on the whole
-demonstrations at `--then-whole-lr`, started from the first SFT's checkpoint; trajectories
-over `--sft-max-tokens` are left out). Then, per
-seed in `--seeds`, from those same weights: the share of held-out first turns that call a
-known tool with valid JSON arguments holding the tool's required keys (`--samples` per
-held-out task, temperature 0.8, sampled under the seed), and `--iterations` of the coding
-loop (`configs/coding-smol.toml`, the seed's, `model.init` = the warm start) on the train
-split (`--turn-tokens`, `--episode-tokens`, `--max-turns` override the config's
-`model.max_new_tokens`, `rollout.max_tokens` and `rollout.max_turns`: its 160-token turns
-cut off a demonstrated edit), reading each iteration's held-out mean reward from the loop's summary key
-`heldout_reward` (the loop's held-out evaluation; this script stops with an error when the
-loop does not report it, rather than estimate it itself). Iteration 0 of `heldout_reward`
-is the warm start's: the loop evaluates the held-out tasks before its first update. So the
-spread across seeds is the spread of sampling and RL from one warm start on one split. The
-seeds run in rounds (every seed's iteration k before any seed's k + 1, each seed's loop
-resumed from its checkpoint), so a run cut short leaves every seed at about as many
-iterations. `--only-data` builds the curriculum and the demonstrations and stops.
-Beside it, per iteration: the train reward, and per held-out episode its task, reward,
-graded fraction, whether it changed the workspace and the tools it called (`heldout_episodes`,
-read from the loop's `iter_NNNN/heldout/graded.jsonl`), and the share of held-out episodes
-that changed their workspace (`heldout_changed_workspace_share`: only those are graded).
+The warm start is built once under `--out`:
+`etude.recipes.coding.curriculum.build_curriculum` (the example repository and the sdists
+given, split train/held-out with `--split-seed`, `--heldout-share` and
+`--heldout-repository`), `build_demonstrations` on the train split (`--per-task` each),
+`etude.recipes.sft.train` (SmolLM2, the last `--train-layers` layers, seed `--split-seed`;
+with `--first-turns` on each demonstration cut after its first accepted tool call; with
+`--then-whole-steps N` that is followed by N steps on the whole demonstrations at
+`--then-whole-lr`, started from the first SFT's checkpoint; trajectories over
+`--sft-max-tokens` are left out). Then, per seed in `--seeds`, from those same weights: the
+share of held-out first turns that call a known tool with valid JSON arguments holding the
+tool's required keys (`--samples` per held-out task, temperature 0.8, sampled under the
+seed), and `--iterations` of the coding loop (`configs/coding-smol.toml`, the seed's,
+`model.init` = the warm start) on the train split (`--turn-tokens`, `--episode-tokens`,
+`--max-turns` override the config's `model.max_new_tokens`, `rollout.max_tokens` and
+`rollout.max_turns`: its 160-token turns cut off a demonstrated edit), reading each
+iteration's held-out mean reward from the loop's summary key `heldout_reward` (the loop's
+held-out evaluation; this script stops with an error when the loop does not report it,
+rather than estimate it itself). Iteration 0 of `heldout_reward` is the warm start's: the
+loop evaluates the held-out tasks before its first update. So the spread across seeds is the
+spread of sampling and RL from one warm start on one split. The seeds run in rounds (every
+seed's iteration k before any seed's k + 1, each seed's loop resumed from its checkpoint),
+so a run cut short leaves every seed at about as many iterations. `--only-data` builds the
+curriculum and the demonstrations and stops. Beside it, per iteration: the train reward, and
+per held-out episode its task, reward, graded fraction, whether it changed the workspace and
+the tools it called (`heldout_episodes`, read from the loop's
+`iter_NNNN/heldout/graded.jsonl`), and the share of held-out episodes that changed their
+workspace (`heldout_changed_workspace_share`: only those are graded).
 
 Resumable: every stage keeps its output under `--out` and is skipped when present (the
 seeds' RL runs resume from their checkpoints). Writes
