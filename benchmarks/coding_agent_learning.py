@@ -41,7 +41,7 @@ benchmarks/results/coding_agent_learning.json:
         --sdist $S/inflection-0.5.1.tar.gz $S/cachetools-5.5.0.tar.gz --max-candidates 4 \\
         --per-task 2 --first-turns --sft-steps 14 --batch-size 4 --train-layers 2 --lr 0.02 \\
         --then-whole-steps 12 --then-whole-lr 0.005 --sft-max-tokens 4608 \\
-        --samples 4 --iterations 4 --turn-tokens 384 --episode-tokens 1024 --max-turns 5
+        --samples 4 --iterations 4 --turn-tokens 384 --episode-tokens 1024 --max-turns 4
 """
 
 from __future__ import annotations
@@ -57,7 +57,8 @@ RESULT = Path(__file__).parent / "results" / "coding_agent_learning.json"
 
 
 def tool_call_rate(model, tok, task_dirs: list[Path], samples: int, seed: int) -> dict:
-    """Share of first turns on `task_dirs` that call a known tool with valid arguments."""
+    """Share of first turns on `task_dirs` that call a known tool with valid arguments
+    (`samples` per task, sampled together in one batch)."""
     import torch
 
     from etude.envs.coding import SYSTEM_PROMPT, TOOLS
@@ -74,8 +75,7 @@ def tool_call_rate(model, tok, task_dirs: list[Path], samples: int, seed: int) -
             {"role": "system", "content": SYSTEM_PROMPT},
             {"role": "user", "content": prompt},
         ]
-        for _ in range(samples):
-            message, _ = backend.complete(messages, TOOLS)
+        for message, _ in backend.complete_batch([messages] * samples, TOOLS):  # one generate
             total += 1
             calls = message.get("tool_calls") or []
             if not calls:

@@ -21,5 +21,5 @@ timeout 590 "$PY" benchmarks/coding_agent_learning.py \
     --seeds 0 1 2 --sdist "${SDISTS[@]}" --max-candidates 6 --per-task 4 --first-turns \
     --sft-steps 60 --batch-size 8 --train-layers 0 --lr 0.02 \
     --then-whole-steps 40 --then-whole-lr 0.005 --sft-max-tokens 4608 \
-    --samples 8 --iterations 4 --turn-tokens 384 --episode-tokens 1024 --max-turns 5 \
+    --samples 8 --iterations 4 --turn-tokens 384 --episode-tokens 1024 --max-turns 4 \
     --device cuda --key h200
