@@ -91,9 +91,37 @@ def tool_call_rate(model, tok, task_dirs: list[Path], samples: int, seed: int) -
     return {"rate": valid / total if total else 0.0, "first_turns": total, "tools": names}
 
 
+def demonstration_lengths(path: Path, tok) -> list[dict]:
+    """Per demonstration in the JSONL `path`: its task, tokens and target tokens as SFT
+    reads them with the tokenizer `tok`, and the longest tool reply and tool call in
+    tokens (what a read or a write costs in context)."""
+    from etude.envs.coding import REJECTED_PREFIXES
+    from etude.rl.sft import sft_example
+    from etude.rl.trajectory import HFChat, read_jsonl
+
+    chat, lengths = HFChat(tok), []
+    for traj in read_jsonl(path):
+        tokens, mask = sft_example(traj, chat, REJECTED_PREFIXES)
+        replies = [m["content"] for m in traj.messages if m["role"] == "tool"]
+        calls = [c["function"] for m in traj.messages for c in m.get("tool_calls") or []]
+        lengths.append(
+            {
+                "task": traj.task_id,
+                "tokens": len(tokens),
+                "targets": int(sum(mask)),
+                "longest_reply": max(len(tok(r)["input_ids"]) for r in replies),
+                "longest_call": max(len(tok(c["arguments"])["input_ids"]) for c in calls),
+                "calls": [c["name"] for c in calls],
+            }
+        )
+    return lengths
+
+
 def build_warm_start(args) -> tuple[dict, Path, list[Path], list[Path]]:
     """Curriculum, demonstrations and SFT under `args.out` (each skipped when stored):
     (the record, the warm start's directory, train task dirs, held-out task dirs)."""
+    from transformers import AutoTokenizer
+
     from etude.recipes.coding.curriculum import (
         SplitRule,
         build_curriculum,
@@ -176,6 +204,9 @@ def build_warm_start(args) -> tuple[dict, Path, list[Path], list[Path]]:
             for d in heldout_dirs
         },
         "demonstrations": made,
+        "demonstration_lengths": demonstration_lengths(
+            root / "demonstrations.jsonl", AutoTokenizer.from_pretrained(warm / "checkpoint")
+        ),
         "sft_loss": [m["loss"] for m in metrics],
         "sft_seconds": [m["seconds"] for m in metrics],
         "sft_tokens_per_s_median": statistics.median(m["tokens_per_s"] for m in metrics),
