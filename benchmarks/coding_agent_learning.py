@@ -239,12 +239,12 @@ def seed_tool_call_rate(args, seed: int, warm: Path, heldout_dirs: list[Path]) -
     }
 
 
-def heldout_episodes(it_dir: Path) -> list[dict]:
-    """Per held-out episode of one iteration: task, reward, graded fraction, whether the
-    workspace changed (an unchanged one is not graded), the tools it called and its first
-    call's arguments."""
+def heldout_episodes(it_dir: Path, graded: str = "heldout/graded.jsonl") -> list[dict]:
+    """Per episode of one iteration's `graded` records (by default the held-out ones):
+    task, reward, graded fraction, whether the workspace changed (an unchanged one is not
+    graded), the tools it called and its first call's arguments."""
     episodes = []
-    for line in (it_dir / "heldout" / "graded.jsonl").read_text().splitlines():
+    for line in (it_dir / graded).read_text().splitlines():
         r = json.loads(line)
         calls = [c["function"] for m in r["messages"] for c in m.get("tool_calls") or []]
         episodes.append(
@@ -293,6 +293,12 @@ def run_rl(
             "needs the loop's held-out evaluation (tasks.heldout_dir, summary heldout_reward)"
         ) from err
     train(cfg, resume=(rl / "checkpoint").exists())
+    return rl_record(rl)
+
+
+def rl_record(rl: Path) -> dict:
+    """What a seed's loop run in `rl` has reported so far (its metrics.jsonl and held-out
+    episodes): held-out reward per iteration, iteration 0 the warm start's, and the rest."""
     summaries = [json.loads(x) for x in (rl / "metrics.jsonl").read_text().splitlines()]
     if any("heldout_reward" not in s for s in summaries):
         raise SystemExit("the loop's summaries have no heldout_reward: no figure is invented")
@@ -306,6 +312,13 @@ def run_rl(
         ],
         "train_reward": [s["reward_mean"] for s in summaries[1:]],  # iterations 1, 2, ...
         "train_tool_call_rate": [s["tool_call_rate"] for s in summaries[1:]],
+        "train_changed_workspace_share": [
+            statistics.mean(e["changed_workspace"] for e in episodes)
+            for episodes in (
+                heldout_episodes(rl / f"iter_{s['iteration']:04d}", "graded.jsonl")
+                for s in summaries[1:]
+            )
+        ],
         "seconds": [s["seconds"] for s in summaries],
         "episodes_per_minute": [s["episodes_per_minute"] for s in summaries[1:]],
         "heldout_episodes": held,
