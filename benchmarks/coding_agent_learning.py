@@ -1,28 +1,33 @@
 """Does the coding agent learn? Curriculum -> demonstrations -> SFT warm start -> held-out
 first-turn tool-call rate -> RL from the warm start in the coding loop, per seed.
 
-The warm start is built once under `--out`: `etude.recipes.coding.curriculum.build_curriculum`
-(the example repository and the sdists given, split train/held-out with `--split-seed`,
-`--heldout-share` and `--heldout-repository`), `build_demonstrations` on the train split
-(`--per-task` each), `etude.recipes.sft.train` (SmolLM2, the last `--train-layers` layers,
-seed `--split-seed`; with `--first-turns` on each demonstration cut after its first accepted
-tool call; with `--then-whole-steps N` that is followed by N steps on the whole
-demonstrations at `--then-whole-lr`, started from the first SFT's checkpoint). Then, per
-seed in `--seeds`, from those same weights: the share of held-out first turns that call a
-known tool with valid JSON arguments holding the tool's required keys (`--samples` per
-held-out task, temperature 0.8, sampled under the seed), and `--iterations` of the coding
-loop (`configs/coding-smol.toml`, the seed's, `model.init` = the warm start) on the train
-split, reading each iteration's held-out mean reward from the loop's summary key
-`heldout_reward` (the loop's held-out evaluation; this script stops with an error when the
-loop does not report it, rather than estimate it itself). Iteration 0 of `heldout_reward`
-is the warm start's: the loop evaluates the held-out tasks before its first update. So the
-spread across seeds is the spread of sampling and RL from one warm start on one split. The
-seeds run in rounds (every seed's iteration k before any seed's k + 1, each seed's loop
-resumed from its checkpoint), so a run cut short leaves every seed at about as many
-iterations. `--only-data` builds the curriculum and the demonstrations and stops.
-Beside it, per iteration: the train reward, and per held-out episode its task, reward,
-graded fraction, whether it changed the workspace and the tools it called (`heldout_episodes`,
-read from the loop's `iter_NNNN/heldout/graded.jsonl`).
+The warm start is built once under `--out`:
+`etude.recipes.coding.curriculum.build_curriculum` (the example repository and the sdists
+given, split train/held-out with `--split-seed`, `--heldout-share` and
+`--heldout-repository`), `build_demonstrations` on the train split (`--per-task` each),
+`etude.recipes.sft.train` (SmolLM2, the last `--train-layers` layers, seed `--split-seed`;
+with `--first-turns` on each demonstration cut after its first accepted tool call; with
+`--then-whole-steps N` that is followed by N steps on the whole demonstrations at
+`--then-whole-lr`, started from the first SFT's checkpoint; trajectories over
+`--sft-max-tokens` are left out). Then, per seed in `--seeds`, from those same weights: the
+share of held-out first turns that call a known tool with valid JSON arguments holding the
+tool's required keys (`--samples` per held-out task, temperature 0.8, sampled under the
+seed), and `--iterations` of the coding loop (`configs/coding-smol.toml`, the seed's,
+`model.init` = the warm start) on the train split (`--turn-tokens`, `--episode-tokens`,
+`--max-turns` override the config's `model.max_new_tokens`, `rollout.max_tokens` and
+`rollout.max_turns`: its 160-token turns cut off a demonstrated edit), reading each
+iteration's held-out mean reward from the loop's summary key `heldout_reward` (the loop's
+held-out evaluation; this script stops with an error when the loop does not report it,
+rather than estimate it itself). Iteration 0 of `heldout_reward` is the warm start's: the
+loop evaluates the held-out tasks before its first update. So the spread across seeds is the
+spread of sampling and RL from one warm start on one split. The seeds run in rounds (every
+seed's iteration k before any seed's k + 1, each seed's loop resumed from its checkpoint),
+so a run cut short leaves every seed at about as many iterations. `--only-data` builds the
+curriculum and the demonstrations and stops. Beside it, per iteration: the train reward, and
+per held-out episode its task, reward, graded fraction, whether it changed the workspace and
+the tools it called (`heldout_episodes`, read from the loop's
+`iter_NNNN/heldout/graded.jsonl`), and the share of held-out episodes that changed their
+workspace (`heldout_changed_workspace_share`: only those are graded).
 
 Resumable: every stage keeps its output under `--out` and is skipped when present (the
 seeds' RL runs resume from their checkpoints). Writes
@@ -35,7 +40,8 @@ benchmarks/results/coding_agent_learning.json:
     nice -n 10 .venv/bin/python benchmarks/coding_agent_learning.py --seeds 0 1 \\
         --sdist $S/inflection-0.5.1.tar.gz $S/cachetools-5.5.0.tar.gz --max-candidates 4 \\
         --per-task 2 --first-turns --sft-steps 14 --batch-size 4 --train-layers 2 --lr 0.02 \\
-        --samples 4 --iterations 3
+        --then-whole-steps 12 --then-whole-lr 0.005 --sft-max-tokens 4608 \\
+        --samples 4 --iterations 4 --turn-tokens 384 --episode-tokens 1024 --max-turns 4
 """
 
 from __future__ import annotations
@@ -51,7 +57,8 @@ RESULT = Path(__file__).parent / "results" / "coding_agent_learning.json"
 
 
 def tool_call_rate(model, tok, task_dirs: list[Path], samples: int, seed: int) -> dict:
-    """Share of first turns on `task_dirs` that call a known tool with valid arguments."""
+    """Share of first turns on `task_dirs` that call a known tool with valid arguments
+    (`samples` per task, sampled together in one batch)."""
     import torch
 
     from etude.envs.coding import SYSTEM_PROMPT, TOOLS
@@ -68,8 +75,7 @@ def tool_call_rate(model, tok, task_dirs: list[Path], samples: int, seed: int) -
             {"role": "system", "content": SYSTEM_PROMPT},
             {"role": "user", "content": prompt},
         ]
-        for _ in range(samples):
-            message, _ = backend.complete(messages, TOOLS)
+        for message, _ in backend.complete_batch([messages] * samples, TOOLS):  # one generate
             total += 1
             calls = message.get("tool_calls") or []
             if not calls:
@@ -85,9 +91,37 @@ def tool_call_rate(model, tok, task_dirs: list[Path], samples: int, seed: int) -
     return {"rate": valid / total if total else 0.0, "first_turns": total, "tools": names}
 
 
+def demonstration_lengths(path: Path, tok) -> list[dict]:
+    """Per demonstration in the JSONL `path`: its task, tokens and target tokens as SFT
+    reads them with the tokenizer `tok`, and the longest tool reply and tool call in
+    tokens (what a read or a write costs in context)."""
+    from etude.envs.coding import REJECTED_PREFIXES
+    from etude.rl.sft import sft_example
+    from etude.rl.trajectory import HFChat, read_jsonl
+
+    chat, lengths = HFChat(tok), []
+    for traj in read_jsonl(path):
+        tokens, mask = sft_example(traj, chat, REJECTED_PREFIXES)
+        replies = [m["content"] for m in traj.messages if m["role"] == "tool"]
+        calls = [c["function"] for m in traj.messages for c in m.get("tool_calls") or []]
+        lengths.append(
+            {
+                "task": traj.task_id,
+                "tokens": len(tokens),
+                "targets": int(sum(mask)),
+                "longest_reply": max(len(tok(r)["input_ids"]) for r in replies),
+                "longest_call": max(len(tok(c["arguments"])["input_ids"]) for c in calls),
+                "calls": [c["name"] for c in calls],
+            }
+        )
+    return lengths
+
+
 def build_warm_start(args) -> tuple[dict, Path, list[Path], list[Path]]:
     """Curriculum, demonstrations and SFT under `args.out` (each skipped when stored):
     (the record, the warm start's directory, train task dirs, held-out task dirs)."""
+    from transformers import AutoTokenizer
+
     from etude.recipes.coding.curriculum import (
         SplitRule,
         build_curriculum,
@@ -129,6 +163,7 @@ def build_warm_start(args) -> tuple[dict, Path, list[Path], list[Path]]:
             "steps": args.sft_steps,
             "batch_size": args.batch_size,
             "checkpoint_every": args.sft_steps,
+            "max_tokens": args.sft_max_tokens,
             "device": args.device,
             "optim": {"train_layers": args.train_layers, "lr": args.lr},
         }
@@ -147,6 +182,7 @@ def build_warm_start(args) -> tuple[dict, Path, list[Path], list[Path]]:
                 "steps": args.then_whole_steps,
                 "batch_size": args.batch_size,
                 "checkpoint_every": args.then_whole_steps,
+                "max_tokens": args.sft_max_tokens,
                 "device": args.device,
                 "optim": {"train_layers": args.train_layers, "lr": args.then_whole_lr},
             }
@@ -168,6 +204,9 @@ def build_warm_start(args) -> tuple[dict, Path, list[Path], list[Path]]:
             for d in heldout_dirs
         },
         "demonstrations": made,
+        "demonstration_lengths": demonstration_lengths(
+            root / "demonstrations.jsonl", AutoTokenizer.from_pretrained(warm / "checkpoint")
+        ),
         "sft_loss": [m["loss"] for m in metrics],
         "sft_seconds": [m["seconds"] for m in metrics],
         "sft_tokens_per_s_median": statistics.median(m["tokens_per_s"] for m in metrics),
@@ -200,12 +239,12 @@ def seed_tool_call_rate(args, seed: int, warm: Path, heldout_dirs: list[Path]) -
     }
 
 
-def heldout_episodes(it_dir: Path) -> list[dict]:
-    """Per held-out episode of one iteration: task, reward, graded fraction, whether the
-    workspace changed (an unchanged one is not graded), the tools it called and its first
-    call's arguments."""
+def heldout_episodes(it_dir: Path, graded: str = "heldout/graded.jsonl") -> list[dict]:
+    """Per episode of one iteration's `graded` records (by default the held-out ones):
+    task, reward, graded fraction, whether the workspace changed (an unchanged one is not
+    graded), the tools it called and its first call's arguments."""
     episodes = []
-    for line in (it_dir / "heldout" / "graded.jsonl").read_text().splitlines():
+    for line in (it_dir / graded).read_text().splitlines():
         r = json.loads(line)
         calls = [c["function"] for m in r["messages"] for c in m.get("tool_calls") or []]
         episodes.append(
@@ -239,6 +278,13 @@ def run_rl(
     data["tasks"] = {**data["tasks"], "tasks_dir": str(train_dirs[0].parent)}
     data["tasks"]["heldout_dir"] = str(heldout_dirs[0].parent)
     data["model"] = {**data["model"], "init": str(warm / "checkpoint")}
+    for table, key, value in (  # turns long enough to carry a demonstrated write
+        ("model", "max_new_tokens", args.turn_tokens),
+        ("rollout", "max_tokens", args.episode_tokens),
+        ("rollout", "max_turns", args.max_turns),
+    ):
+        if value:
+            data[table][key] = value
     try:
         cfg = parse_config(data)
     except ValueError as err:
@@ -247,20 +293,35 @@ def run_rl(
             "needs the loop's held-out evaluation (tasks.heldout_dir, summary heldout_reward)"
         ) from err
     train(cfg, resume=(rl / "checkpoint").exists())
+    return rl_record(rl)
+
+
+def rl_record(rl: Path) -> dict:
+    """What a seed's loop run in `rl` has reported so far (its metrics.jsonl and held-out
+    episodes): held-out reward per iteration, iteration 0 the warm start's, and the rest."""
     summaries = [json.loads(x) for x in (rl / "metrics.jsonl").read_text().splitlines()]
     if any("heldout_reward" not in s for s in summaries):
         raise SystemExit("the loop's summaries have no heldout_reward: no figure is invented")
+    held = [heldout_episodes(rl / f"iter_{s['iteration']:04d}") for s in summaries]
     return {
         "heldout_reward": [s["heldout_reward"] for s in summaries],  # 0: before any update
         "heldout_graded_reward": [s["heldout_graded_reward"] for s in summaries],
         "heldout_tool_call_rate_rl": [s["heldout_tool_call_rate"] for s in summaries],
+        "heldout_changed_workspace_share": [
+            statistics.mean(e["changed_workspace"] for e in episodes) for episodes in held
+        ],
         "train_reward": [s["reward_mean"] for s in summaries[1:]],  # iterations 1, 2, ...
         "train_tool_call_rate": [s["tool_call_rate"] for s in summaries[1:]],
+        "train_changed_workspace_share": [
+            statistics.mean(e["changed_workspace"] for e in episodes)
+            for episodes in (
+                heldout_episodes(rl / f"iter_{s['iteration']:04d}", "graded.jsonl")
+                for s in summaries[1:]
+            )
+        ],
         "seconds": [s["seconds"] for s in summaries],
         "episodes_per_minute": [s["episodes_per_minute"] for s in summaries[1:]],
-        "heldout_episodes": [
-            heldout_episodes(rl / f"iter_{s['iteration']:04d}") for s in summaries
-        ],
+        "heldout_episodes": held,
     }
 
 
@@ -281,6 +342,10 @@ def main() -> None:
     parser.add_argument("--first-turns", action="store_true", help="SFT on episode openings")
     parser.add_argument("--then-whole-steps", type=int, default=0, help="then whole ones")
     parser.add_argument("--then-whole-lr", type=float, default=0.005)
+    parser.add_argument("--sft-max-tokens", type=int, default=4096, help="longer: left out")
+    parser.add_argument("--turn-tokens", type=int, default=0, help="RL model.max_new_tokens")
+    parser.add_argument("--episode-tokens", type=int, default=0, help="RL rollout.max_tokens")
+    parser.add_argument("--max-turns", type=int, default=0, help="RL rollout.max_turns")
     parser.add_argument("--key", default="", help="store the run under this key")
     parser.add_argument("--samples", type=int, default=4, help="first turns per held-out task")
     parser.add_argument("--iterations", type=int, default=0, help="RL iterations (0: none)")

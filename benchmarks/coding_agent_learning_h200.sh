@@ -15,9 +15,11 @@ export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 PY="${PYTHON:-.venv/bin/python}"
 S=~/.cache/etude/sdists
-SDISTS=("$S/inflection-0.5.1.tar.gz" "$S/cachetools-5.5.0.tar.gz")  # not xmltodict: docs/coding-loop.md
+SDISTS=("$S/inflection-0.5.1.tar.gz" "$S/cachetools-5.5.0.tar.gz")  # the CPU run's repositories
 timeout 590 "$PY" benchmarks/coding_agent_learning.py \
     --out "${1:-runs/coding-agent-learning-h200}" \
     --seeds 0 1 2 --sdist "${SDISTS[@]}" --max-candidates 6 --per-task 4 --first-turns \
-    --sft-steps 60 --batch-size 8 --train-layers 0 --lr 0.02 --samples 8 --iterations 4 \
+    --sft-steps 60 --batch-size 8 --train-layers 0 --lr 0.02 \
+    --then-whole-steps 40 --then-whole-lr 0.005 --sft-max-tokens 4608 \
+    --samples 8 --iterations 4 --turn-tokens 384 --episode-tokens 1024 --max-turns 4 \
     --device cuda --key h200

@@ -8,6 +8,7 @@ import shutil
 
 import pytest
 
+from etude.envs.workspace_ops import MAX_READ_LINES
 from etude.recipes.coding.curriculum import (
     MANIFEST,
     HeldOutError,
@@ -18,7 +19,11 @@ from etude.recipes.coding.curriculum import (
     split_dirs,
     split_tasks,
 )
-from etude.recipes.coding.demonstrations import build_demonstrations, edit_arguments
+from etude.recipes.coding.demonstrations import (
+    build_demonstrations,
+    edit_arguments,
+    read_arguments,
+)
 from etude.rl.trajectory import DEMONSTRATION, ByteChat, TrajectoryFormatError, read_jsonl
 from etude.rl.update import StepSettings, rl_update
 
@@ -80,6 +85,20 @@ def test_edit_arguments_make_one_unique_replacement():
         args = edit_arguments(current, target)
         assert current.find(args["old"]) == current.rfind(args["old"]), (current, args)
         assert current.replace(args["old"], args["new"]) == target
+
+
+def test_a_long_file_is_read_around_the_change_and_edited_within_what_was_read():
+    current = "".join(f"def f{i}():\n    return {i}\n\n\n" for i in range(60))  # 240 lines
+    target = current.replace("def f30():", "def new():\n    return -1\n\n\ndef f30():")
+    args = read_arguments("m.py", current, target)
+    first = current.splitlines().index("def f30():") + 1  # where the feature goes
+    assert args["end_line"] - args["start_line"] + 1 <= MAX_READ_LINES
+    assert args["start_line"] <= first <= args["end_line"]
+    edit = edit_arguments(current, target)
+    old_first = current[: current.index(edit["old"])].count("\n") + 1
+    old_last = old_first + edit["old"].count("\n") - 1
+    assert args["start_line"] <= old_first and old_last <= args["end_line"]
+    assert read_arguments("s.py", "x = 1\n", "x = 2\n") == {"path": "s.py"}  # short: whole
 
 
 @pytest.mark.slow

@@ -15,6 +15,7 @@ import pytest
 
 from etude.envs.coding import TOOLS, Budget, CodingEnv, EnvSettings, run_episode, workspace_patch
 from etude.envs.rollouts import Job, run_rollouts
+from etude.envs.workspace_ops import MAX_READ_LINES
 from etude.monitor import parse_line
 from etude.rl.trajectory import Trajectory
 from etude.sandbox import isolation
@@ -84,6 +85,19 @@ def test_tools_on_a_synthesized_task(task_dir, tmp_path):
         "wrote"
     )
     assert "notes/new.py:1: X = 1" in env.call("search_files", '{"pattern": "^X = "}')
+    long = "".join(f"x{i} = {i}\n" for i in range(1, MAX_READ_LINES + 51))
+    env.call("write_file", json.dumps({"path": "notes/long.py", "content": long}))
+    whole = env.call("read_file", '{"path": "notes/long.py"}').splitlines()
+    assert len(whole) == MAX_READ_LINES + 1 and whole[-2].endswith(
+        f"x{MAX_READ_LINES} = {MAX_READ_LINES}"
+    )
+    assert whole[-1] == (
+        f"[lines 1-{MAX_READ_LINES} of {MAX_READ_LINES + 50} shown: at most {MAX_READ_LINES} "
+        "per call; pass start_line and end_line to read more]"
+    )
+    last = MAX_READ_LINES + 50  # a range that fits is shown whole, without the note
+    rest = env.call("read_file", json.dumps({"path": "notes/long.py", "start_line": last - 9}))
+    assert len(rest.splitlines()) == 10 and rest.endswith(f"x{last} = {last}")
     assert env.call("edit_file", '{"path": "notes/new.py", "old": "X = 1", "new": "X = 2"}') == (
         "edited notes/new.py"
     )

@@ -279,6 +279,29 @@ def test_both_ways_split_the_tests_alike(synth, kinds, tmp_path):
     assert new["validation"] == old["validation"]
 
 
+def test_a_task_whose_workspace_would_not_install_is_rejected(synth, tmp_path):
+    """As xmltodict 0.14.2's module task: a setup.py that imports the deleted module. The
+    shared venv never reinstalls the workspace, so only the build check sees it."""
+    work_dir = tmp_path / "work"
+    shutil.copytree(
+        synth[0] / "work" / "example_repo",
+        work_dir,
+        symlinks=True,
+        ignore=shutil.ignore_patterns("staged", "cands"),
+    )
+    state = json.loads((work_dir / "repo_state.json").read_text())
+    state["repo"]["root"] = str(work_dir / "pristine")
+    setup = 'import sys\nsys.path.insert(0, "src")\nimport textkit.stats\n'
+    setup += "from setuptools import setup\nsetup()\n"
+    (work_dir / "pristine" / "setup.py").write_text(setup)
+    (cand,) = [c for c in state["candidates"] if c["id"] == "textkit.stats--module"]
+    record = process(candidate_job(state, cand, work_dir, Settings()))
+    assert record["status"] == "rejected" and record["reason_key"] == "does_not_install", record
+    assert record["reason"] == (
+        "the workspace no longer installs: ModuleNotFoundError: No module named 'textkit.stats'"
+    )
+
+
 def test_method_group_task(kinds, tmp_path):
     task_dir = kinds["textkit.stats.Concordance.frequency+positions"]
     task = json.loads((task_dir / "task.json").read_text())

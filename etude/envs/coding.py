@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from etude.envs.workspace_ops import MAX_READ_LINES
 from etude.rl.trajectory import Message
 from etude.sandbox import Limits, run
 from etude.serving.backends import UNPARSED
@@ -58,7 +59,8 @@ _STR, _INT = {"type": "string"}, {"type": "integer"}
 TOOLS: list[dict] = [
     _spec(
         "read_file",
-        "Show a file of the workspace with line numbers (optionally lines start..end).",
+        f"Show a file of the workspace with line numbers, at most {MAX_READ_LINES} lines a "
+        "call (optionally lines start..end).",
         {"path": _STR, "start_line": _INT, "end_line": _INT},
         ["path"],
     ),

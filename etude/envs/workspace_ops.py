@@ -18,6 +18,9 @@ from pathlib import Path
 SKIP_DIRS = {".git", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"}
 MAX_LIST = 400
 MAX_MATCHES = 200
+# lines one read_file call shows: a whole file of a real package (inflection's __init__.py,
+# 400 lines, ~4,000 tokens) would fill a small model's context; the reply says what was left
+MAX_READ_LINES = 80
 
 
 class ToolError(Exception):
@@ -39,9 +42,16 @@ def read(root: Path, path: str, start_line: int = 1, end_line: int | None = None
     if not target.is_file():
         raise ToolError(f"{path} is not a file")
     lines = target.read_text(errors="replace").splitlines()
-    end = len(lines) if end_line is None else min(int(end_line), len(lines))
     start = max(int(start_line), 1)
-    return "\n".join(f"{i:5d}  {lines[i - 1]}" for i in range(start, end + 1))
+    end = len(lines) if end_line is None else min(int(end_line), len(lines))
+    shown = min(end, start + MAX_READ_LINES - 1)
+    text = "\n".join(f"{i:5d}  {lines[i - 1]}" for i in range(start, shown + 1))
+    if shown < end:
+        text += (
+            f"\n[lines {start}-{shown} of {len(lines)} shown: at most {MAX_READ_LINES} per "
+            "call; pass start_line and end_line to read more]"
+        )
+    return text
 
 
 def write(root: Path, path: str, content: str) -> str:

@@ -8,7 +8,8 @@ Steps, in a private directory per candidate (`work/cands/<id>`):
    it as in a real checkout; tests use the baseline's venv, read-only, with the workspace
    first on the path (or, without `Settings.shared_environment`, a venv of their own);
 2. delete the feature with libcst (definitions, methods of a group, or a whole module's
-   file; see plan_deletion), check that the modules that imported before still do, run
+   file; see plan_deletion), check that the modules that imported before still do and
+   that the workspace still builds as its install would (`env.install_error`), run
    the kept tests, then again the failing ones and those that ran the feature (every
    file when an outcome differs), and split them into fail-to-pass and pass-to-pass
    (validate.py); each step's seconds go into the record's `phases` (Clock);
@@ -331,11 +332,19 @@ def _build(job: Job, repo: Repo, cand: Candidate, cdir: Path, clock: Clock) -> d
     if job.importable is not None:  # nor one that did not import before the deletion
         remaining = [m for m in remaining if m in set(job.importable)]
     broken = failed_imports(workspace, venv, remaining, suite.get("pythonpath", ()))
-    clock.lap("import_check")
     if broken:
+        clock.lap("import_check")
         module, error = next(iter(broken.items()))
         raise Rejected(
             Reason("no_longer_imports", f"the package no longer imports: {module}: {error}")
+        )
+    # A task's environment installs the workspace (the coding env, the grader): a build
+    # that imports the deleted code (a setup.py reading `mod.__version__`) cannot.
+    unbuildable = env.install_error(workspace, cdir / "build_check")
+    clock.lap("import_check")
+    if unbuildable:
+        raise Rejected(
+            Reason("does_not_install", f"the workspace no longer installs: {unbuildable}")
         )
     # The first run covers every kept test file, in pytest's order: a test that fails only
     # because an earlier test no longer ran the feature (global random state, say) fails

@@ -26,6 +26,7 @@ REASONS = {
     "near_copy": "the deleted code is a near copy of code that remains",
     "canary_breaks_tests": "planting the canary made a kept test fail",
     "no_longer_imports": "a module that imported before the deletion no longer does",
+    "does_not_install": "the workspace no longer installs (its build imports what was deleted)",
     "collection_error": "a collection error unrelated to the deletion",
     "flaky": "a test changed outcome between the two runs after the deletion",
     "no_failing_test": "no test fails after the deletion",

@@ -11,6 +11,9 @@ train in SFT and are refused by the RL update).
 Seeded variation per demonstration: exploration order (list, search or read first), edit
 vs write, a wrong tool name followed by the right one, and a failing run followed by the
 fix (a file left out of the first attempt, or the named test file that the task hides).
+Reads keep to the read tool's cap (`MAX_READ_LINES` a reply): a longer file is read around
+the feature's place and edited, never written whole, so no demonstration shows the policy
+a reply or a turn that a long file would not fit in a small model's context.
 
 The reference is written as a paraphrase: the deleted definitions lose their docstrings
 and comments, literals are re-rendered by `ast.unparse` and the identifiers that occur only
@@ -42,6 +45,7 @@ from etude.envs.coding import (
     Message,
     run_episode,
 )
+from etude.envs.workspace_ops import MAX_READ_LINES
 from etude.monitor import monitor_trajectory, parse_line
 from etude.monitor.task import task_view
 from etude.recipes.coding.reward import graded_reward
@@ -54,6 +58,7 @@ WRONG_NAMES = {"read_file": ("open_file", "cat", "view_file"), "list_files": ("l
 _IMPORTABLE = re.compile(r"importable as `([^`]+)`")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 _PASSED = re.compile(r"(\d+) passed")
+READ_WINDOW = 40  # lines read around the feature's place in a file too long to read whole
 
 
 def _strip_docstrings(node: ast.AST) -> ast.AST:
@@ -162,6 +167,18 @@ def edit_arguments(current: str, target: str) -> dict | None:
             return None
 
 
+def read_arguments(path: str, current: str, target: str) -> dict:
+    """`read_file` arguments for `path`: the whole file when it fits one reply
+    (`MAX_READ_LINES`), else `READ_WINDOW` + 1 lines centred on the first line where
+    `current` and `target` differ (where a search for a neighbouring name would point)."""
+    a, b = current.splitlines(), target.splitlines()
+    if len(a) <= MAX_READ_LINES:
+        return {"path": path}
+    head = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), len(a))
+    start = max(1, head + 1 - READ_WINDOW // 2)
+    return {"path": path, "start_line": start, "end_line": start + READ_WINDOW}
+
+
 def _last_output(messages: list[Message]) -> str:
     return messages[-1]["content"] if messages and messages[-1]["role"] == "tool" else ""
 
@@ -201,8 +218,11 @@ class ScriptedSolver:
         return {"role": "assistant", "content": None, "tool_calls": [call]}
 
     def _write(self, rel: str) -> Message:
+        """Edit or write `rel` to its target; a file longer than one read_file reply (so
+        never read whole) is always edited."""
         current, target = self.current[rel], self.target[rel]
-        edit = edit_arguments(current, target) if current and self.edit else None
+        long = current is not None and len(current.splitlines()) > MAX_READ_LINES
+        edit = edit_arguments(current, target) if current and (self.edit or long) else None
         if edit is not None:
             return self._call("edit_file", path=rel, **edit)
         return self._call("write_file", path=rel, content=target)
@@ -230,7 +250,9 @@ class ScriptedSolver:
             yield self._call("search_files", pattern=rf"\b{feature}\b")
         for rel in files:
             if self.current[rel] is not None:
-                yield self._call("read_file", path=rel)
+                yield self._call(
+                    "read_file", **read_arguments(rel, self.current[rel], self.target[rel])
+                )
         command = self._check_command()
         held_back = None
         if len(files) > 1 and rng.random() < 0.4:  # the first attempt misses a file
