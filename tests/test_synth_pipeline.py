@@ -256,12 +256,9 @@ def test_equality_only_tests_reject_an_always_equal_answer(kinds, tmp_path):
     assert solved["fraction"] == 1.0 and solved["binary"] == 1
 
 
-def test_both_ways_split_the_tests_alike(synth, kinds, tmp_path):
-    """The pipeline's way (shared venv, test subsets, no failure reports where only pass or
-    fail counts) makes the task the old way made of the same candidate: the same test lists
-    and validation scores."""
-    old = json.loads((kinds["textkit.numbers.ordinal"] / "task.json").read_text())
-    # A copy of the work directory, so that the `kinds` task is not staged over.
+def _copy_of_work_dir(synth, tmp_path: Path) -> Path:
+    """A copy of the example repository's work directory, so that the shared `synth` run's
+    tasks are not staged over."""
     work_dir = tmp_path / "work"
     shutil.copytree(
         synth[0] / "work" / "example_repo",
@@ -269,6 +266,15 @@ def test_both_ways_split_the_tests_alike(synth, kinds, tmp_path):
         symlinks=True,
         ignore=shutil.ignore_patterns("staged", "cands"),
     )
+    return work_dir
+
+
+def test_both_ways_split_the_tests_alike(synth, kinds, tmp_path):
+    """The pipeline's way (shared venv, test subsets, no failure reports where only pass or
+    fail counts) makes the task the old way made of the same candidate: the same test lists
+    and validation scores."""
+    old = json.loads((kinds["textkit.numbers.ordinal"] / "task.json").read_text())
+    work_dir = _copy_of_work_dir(synth, tmp_path)
     state = json.loads((work_dir / "repo_state.json").read_text())
     (cand,) = [c for c in state["candidates"] if c["id"] == "textkit.numbers.ordinal"]
     record = process(candidate_job(state, cand, work_dir, Settings(measure_guard=True)))
@@ -282,13 +288,7 @@ def test_both_ways_split_the_tests_alike(synth, kinds, tmp_path):
 def test_a_task_whose_workspace_would_not_install_is_rejected(synth, tmp_path):
     """As xmltodict 0.14.2's module task: a setup.py that imports the deleted module. The
     shared venv never reinstalls the workspace, so only the build check sees it."""
-    work_dir = tmp_path / "work"
-    shutil.copytree(
-        synth[0] / "work" / "example_repo",
-        work_dir,
-        symlinks=True,
-        ignore=shutil.ignore_patterns("staged", "cands"),
-    )
+    work_dir = _copy_of_work_dir(synth, tmp_path)
     state = json.loads((work_dir / "repo_state.json").read_text())
     state["repo"]["root"] = str(work_dir / "pristine")
     setup = 'import sys\nsys.path.insert(0, "src")\nimport textkit.stats\n'

@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import sys
+import tomllib
 from pathlib import Path
 
 from etude.sandbox import Completed, Limits, run
@@ -92,6 +93,26 @@ def create(
 
 
 _RAISED = re.compile(r"[A-Za-z_][\w.]*(Error|Exception): ")
+# Files through which a build runs the project's own code: setup scripts, setup.cfg's
+# `attr:` directives, hatch's and pdm's in-tree build hooks.
+_BUILD_CODE_FILES = ("setup.py", "setup.cfg", "hatch_build.py", "pdm_build.py")
+
+
+def build_runs_project_code(workspace: Path) -> bool:
+    """Whether building `workspace` may run code from it, so a deletion can break the build:
+    a setup script or build hook, an in-tree backend (`backend-path`), a `dynamic` field of
+    `[project]` (a version read from the package), or no static `[project]` table at all.
+    A build of static metadata alone runs no project code and needs no check."""
+    workspace = Path(workspace)
+    if any((workspace / name).exists() for name in _BUILD_CODE_FILES):
+        return True
+    try:
+        pyproject = tomllib.loads((workspace / "pyproject.toml").read_text())
+    except (OSError, tomllib.TOMLDecodeError):
+        return True  # unknown: check by building
+    project = pyproject.get("project")
+    in_tree_backend = "backend-path" in pyproject.get("build-system", {})
+    return in_tree_backend or not isinstance(project, dict) or bool(project.get("dynamic"))
 
 
 def install_error(workspace: Path, scratch: Path, limits: Limits = INSTALL_LIMITS) -> str | None:
@@ -101,7 +122,10 @@ def install_error(workspace: Path, scratch: Path, limits: Limits = INSTALL_LIMIT
     does, so a build that imports the package (a setup.py reading `mod.__version__` from
     a module a task deleted) fails here; nothing is installed and the workspace is not
     touched. A build, not `uv pip install --dry-run`: that reads static metadata from
-    pyproject.toml without running setup.py. About 1.5 to 4 s with uv's cache."""
+    pyproject.toml without running setup.py. About 1.5 to 4 s with uv's cache, so it is
+    skipped (None) where the build runs no project code (`build_runs_project_code`)."""
+    if not build_runs_project_code(workspace):
+        return None
     scratch = Path(scratch).resolve()
     copy = scratch / "source"
     shutil.copytree(workspace, copy, symlinks=True, ignore=shutil.ignore_patterns(".git"))
