@@ -27,7 +27,6 @@ from etude.recipes.toolgrid.policy import BytePolicy
 from etude.recipes.toolgrid.train import (
     ModelSettings,
     RLSettings,
-    has_signal,
     load_config,
     new_policy,
     rl_optimizer,
@@ -44,7 +43,7 @@ from etude.rl.trajectory import (
     with_sample,
     without_samples,
 )
-from etude.rl.update import StepSettings
+from etude.rl.update import StepSettings, has_signal
 from etude.serving.native import rollout, rollouts, turn_format
 
 REG = Registry((("zop", "add"), ("kav", "neg")))

@@ -165,6 +165,27 @@ def scheduled(settings: StepSettings, step: int, steps: int) -> StepSettings:
     return replace(settings, weights={k: v * factor for k, v in settings.weights.items()})
 
 
+def has_signal(
+    trajs: list[Trajectory], groups: list[int], hints: list[list[Hint]], settings: StepSettings
+) -> bool:
+    """Whether an update on this batch has any gradient: some group's rewards differ (so some
+    advantage is non-zero, "advantage_weight" credit included), or a hint reaches a mode
+    with a distillation term ("kl", "gated" with a non-zero λ). With effort shaping, which
+    can separate equal rewards by length, or a reference KL, every batch counts."""
+    if settings.effort_alpha or settings.ref_kl:
+        return True
+    by_group: dict[int, set[float]] = {}
+    for t, g in zip(trajs, groups):
+        by_group.setdefault(g, set()).add(float(t.reward or 0.0))
+    if any(len(r) > 1 for r in by_group.values()):
+        return True
+    return any(
+        settings.uses(h.category) and settings.mode(h.category) != "advantage_weight"
+        for hs in hints
+        for h in hs
+    )
+
+
 def hint_queries(
     trajectory: Trajectory,
     tt: TokenizedTrajectory,

@@ -40,7 +40,7 @@ from etude.rl.feedback import DETECTORS, Hint, detect_all
 from etude.rl.policy import NativePolicy
 from etude.rl.teacher_weights import TeacherSettings, TeacherWeights
 from etude.rl.trajectory import ByteChat, ChatTokenizer, Trajectory, sample_of
-from etude.rl.update import StepSettings, rl_update, scheduled
+from etude.rl.update import StepSettings, has_signal, rl_update, scheduled
 from etude.serving.native import rollouts
 
 PLACEBO_TEXT = "Note: the weather report says it will be mild and dry this afternoon."
@@ -306,27 +306,6 @@ def rl_optimizer(policy: nn.Module, rl: RLSettings) -> torch.optim.Optimizer:
     if rl.optimizer == "adamw":
         return torch.optim.AdamW(policy.parameters(), lr=rl.lr, weight_decay=0)
     return muon_optimizer(policy, rl.lr)
-
-
-def has_signal(
-    trajs: list[Trajectory], groups: list[int], hints: list[list[Hint]], settings: StepSettings
-) -> bool:
-    """Whether an update on this batch has any gradient: some group's rewards differ (so some
-    advantage is non-zero, "advantage_weight" credit included), or a hint reaches a mode
-    with a distillation term ("kl", "gated" with a non-zero λ). With effort shaping, which
-    can separate equal rewards by length, or a reference KL, every batch counts."""
-    if settings.effort_alpha or settings.ref_kl:
-        return True
-    by_group: dict[int, set[float]] = {}
-    for t, g in zip(trajs, groups):
-        by_group.setdefault(g, set()).add(float(t.reward or 0.0))
-    if any(len(r) > 1 for r in by_group.values()):
-        return True
-    return any(
-        settings.uses(h.category) and settings.mode(h.category) != "advantage_weight"
-        for hs in hints
-        for h in hs
-    )
 
 
 def sampled_nll(trajs: list[Trajectory]) -> float:
