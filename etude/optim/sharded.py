@@ -15,7 +15,8 @@ granularity), so no metadata is exchanged:
    `job_numel` elements per member (`job_chunks`). A job is one `all_to_all_single` that
    moves every piece of its units to their owners (variable splits, no padding), one
    batched NS per owner, and a second `all_to_all_single` that returns each piece to the
-   rank holding it. Jobs whose units are all local skip both collectives.
+   rank holding it; a rank's pieces of the units it owns stay out of both. Jobs whose
+   units are all local skip both collectives.
 
 4. Replicas. A group whose parameters are replicated on exactly one mesh dimension (HSDP's
    `(Replicate(), Shard(0))`) has a copy in every replica; instead of each copy
