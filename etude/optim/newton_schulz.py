@@ -145,6 +145,7 @@ def gram_iteration(
     restarts: Sequence[int] = (),
     block: int | None = None,
     eps: float = 1e-7,
+    normalize: bool = True,
 ) -> Tensor:
     """The Gram formulation on a wide batch `x` `[B, s, l]` (s <= l), restarting from the
     current iterate before each step in `restarts` (0-based). With `block`, the products
@@ -154,7 +155,9 @@ def gram_iteration(
     `x` need not be normalized: its squared Frobenius norm is the trace of the first Gram
     matrix `R = X X^T`, so `R` is divided by it and the first phase's `Q` (`s x s`) by the
     norm (at least `eps`), which orthogonalizes `X / |X|_F` without a pass over `X` to
-    take its norm and another to scale it."""
+    take its norm and another to scale it. `normalize=False` takes `x` as it is, for a
+    caller that has scaled it so that its singular values are at most 1 (AOL rescaling in
+    the benchmarks)."""
     if block is None:
         eye = torch.eye(x.shape[-2], dtype=x.dtype, device=x.device)
 
@@ -188,7 +191,7 @@ def gram_iteration(
                 x = _scaled(q, inverse_norm) @ x
                 inverse_norm = None
             r = gram_of(x)
-            if i == 0:
+            if i == 0 and normalize:
                 squared = r.diagonal(dim1=-2, dim2=-1).sum(-1, dtype=torch.float32)
                 norm = squared.sqrt().clamp(min=eps)
                 r = r / (norm * norm).to(r.dtype)[..., None, None]
