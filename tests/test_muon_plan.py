@@ -30,6 +30,7 @@ from etude.optim.newton_schulz import (
     ns_flops,
 )
 from etude.optim.plan import (
+    PIECE_COPY_OPS,
     Assumptions,
     Family,
     _OpCounter,
@@ -158,13 +159,31 @@ def test_ns_host_ops_are_the_ops_a_real_call_issues(shape, method, block):
     assert counter.ops == ns_host_ops(shape, 5, method, block)
 
 
+@pytest.mark.parametrize(
+    ("shape", "local"),
+    [
+        ((12, 40), (slice(0, 12), slice(8, 16))),
+        ((3, 8, 20), (slice(1, 2), slice(0, 8), slice(0, 20))),
+    ],
+)
+def test_a_piece_copy_is_piece_copy_ops_ops(shape, local):
+    # As `sharded.orthogonalize` writes every copy: a slice of a flat buffer viewed as the
+    # piece, and the piece sliced out of its tensor (a head's columns, an expert's slab).
+    tensor, flat = torch.randn(shape), torch.empty(1000)
+    piece = tensor[local]
+    with _OpCounter() as counter:
+        flat[0 : piece.numel()].view(piece.shape).copy_(tensor[local])
+    assert counter.ops == PIECE_COPY_OPS
+
+
 def test_host_term_counts_every_ns_call_op():
     planned = plan("tiny", 16, gpus_per_node=4, ns_block=16)
     a = Assumptions(job_numel=1 << 10)  # jobs of one or a few units
     t = predict(planned, "h200", a)["time"]
     calls, ops = ns_calls_per_rank(planned, a.job_numel)
     assert calls.min() > 0 and ops.min() > calls.min()
-    host = t["host_launch_s"] + t["host_python_s"] + ops * a.host_per_op_s
+    copies = per_rank(planned, "piece_copies") * PIECE_COPY_OPS
+    host = t["host_launch_s"] + t["host_python_s"] + (ops + copies) * a.host_per_op_s
     assert t["host_s"] == pytest.approx(host.max())
     # Larger jobs batch more units per call: fewer calls, never more.
     fewer, _ = ns_calls_per_rank(planned, 1 << 30)
@@ -281,7 +300,7 @@ WORLD, PER_NODE, EP = 4, 2, 2
 SETTINGS = (("auto", None), ("auto", 16), ("standard", None))
 
 
-def _rank_tiny_step() -> list[tuple[float, int, int, int, int, int, int]]:
+def _rank_tiny_step() -> list[tuple]:
     return [_tiny_step(*setting) for setting in SETTINGS]
 
 
@@ -304,6 +323,7 @@ class _HbmBytes(TorchDispatchMode):
     def __init__(self) -> None:
         super().__init__()
         self.bytes = 0
+        self.copies = 0  # copy_ calls outside newton_schulz and the passes
         self.batch_numel: int | None = None  # inside newton_schulz: the batch's elements
         self.paused = False
 
@@ -314,6 +334,7 @@ class _HbmBytes(TorchDispatchMode):
             return out
         if self.batch_numel is not None and packet in _MATMULS:
             return out
+        self.copies += self.batch_numel is None and packet is torch.ops.aten.copy_
         reads = args[1:] if packet is torch.ops.aten.copy_ else [*args, *(kwargs or {}).values()]
         for t in [*reads, *(out if isinstance(out, (tuple, list)) else [out])]:
             whole = self.batch_numel is None or getattr(t, "numel", int)() == self.batch_numel
@@ -351,7 +372,7 @@ def _counting_pass(counter: _HbmBytes, fn, mutated: int):
     return wrapper
 
 
-def _tiny_step(method: str, ns_block: int | None) -> tuple[float, int, int, int, int, int, int]:
+def _tiny_step(method: str, ns_block: int | None) -> tuple:
     mesh = init_device_mesh("cpu", (2, 2))
     groups, params = [], []
     for i, p in enumerate(preset("tiny").parameter_shapes()):
@@ -381,7 +402,7 @@ def _tiny_step(method: str, ns_block: int | None) -> tuple[float, int, int, int,
         muon_module.momentum_direction, muon_module.apply_update = passes
     s = opt.last_step_stats
     stats = (s.imbalance, s.bytes_sent, s.bytes_received, s.ns_flops, s.collectives, s.ns_calls)
-    return (*stats, counter.bytes)
+    return (*stats, counter.bytes, counter.copies)
 
 
 @pytest.mark.dist
@@ -413,11 +434,21 @@ def _check_prediction(results: list[tuple], method: str, ns_block: int | None) -
         for name in ("local", "moved", "owned", "normalized")
     )
     assert report["per_rank"]["elementwise_bytes"]["max"] == elementwise.max()
-    for rank, (imb, bytes_sent, bytes_received, ns, collectives, ns_calls, hbm) in enumerate(
-        results
-    ):
-        # What the step's ops read and wrote outside NS proper is what the planner counts.
+    copies = per_rank(planned, "piece_copies")
+    for rank, (
+        imb,
+        bytes_sent,
+        bytes_received,
+        ns,
+        collectives,
+        ns_calls,
+        hbm,
+        n_copies,
+    ) in enumerate(results):
+        # What the step's ops read and wrote outside NS proper is what the planner counts,
+        # and so is the number of piece copies the host issues.
         assert hbm == elementwise[rank], (rank, hbm, elementwise[rank])
+        assert n_copies == copies[rank], (rank, n_copies, copies[rank])
         assert imb <= imbalance
         assert (bytes_sent, bytes_received) == (sent[rank], received[rank])
         assert ns == flops[rank]

@@ -48,6 +48,9 @@ Predicted step, for each rank `r`, taking the slowest (seconds):
                   (every member of a group takes part in each of the group's jobs, and the
                   runtime walks per-peer lists of length `members` several times per job)
                   + NS host ops[r] * host_per_op_s
+                  + piece copies[r] * PIECE_COPY_OPS * host_per_op_s
+                  (each copy of a piece to or from an NS input or the replicas'
+                  exchange is one `copy_` and the views that locate it)
                   (each batched NS call, one per job and unit shape a rank owns units of,
                   issues `ns_host_ops` torch ops: counted on meta tensors)
     step        = max(max host, device of the slowest rank)
@@ -115,6 +118,12 @@ HARDWARE: dict[str, Hardware] = {
     "h100": Hardware("H100 SXM", 989e12, 3.35e12, 450e9, 50e9),
     "h200": Hardware("H200 SXM", 989e12, 4.8e12, 450e9, 50e9),
 }
+
+
+# Torch ops the runtime issues per copy of a piece: slicing the source or destination
+# tensor, slicing the flat buffer, viewing it as the piece, the `copy_` (counted with
+# `_OpCounter` for the 2-D column pieces of a head and the 3-D pieces of an expert).
+PIECE_COPY_OPS = 4
 
 
 @dataclass(frozen=True)
@@ -237,6 +246,7 @@ class GroupResult:
     owned_numel: np.ndarray  # elements of the units it owns
     moved_numel: np.ndarray  # element copies to and from NS inputs (ElementBytes.moved)
     normalized_numel: np.ndarray  # elements of owned units NS normalizes by a pass
+    piece_copies: np.ndarray  # copy_ calls of pieces to and from NS and the exchange
     replica_of: np.ndarray  # [U] the replica orthogonalizing each unit (all 0: not spread)
     gather_sent_numel: np.ndarray  # elements of the all-gather across replicas, sent
     gather_received_numel: np.ndarray  # and received
@@ -450,6 +460,8 @@ def plan_group(
         + gather_sent
         + gather_received,
         normalized_numel=np.concatenate([c["normalized"] for c in per_replica]),
+        piece_copies=np.concatenate([c["piece_copies"] for c in per_replica])
+        + _exchange_copies(np.stack([c["pieces"] for c in per_replica]), replicas),
         replica_of=replica_of,
         gather_sent_numel=gather_sent,
         gather_received_numel=gather_received,
@@ -469,6 +481,8 @@ def _count_share(
     owned = np.zeros(n, dtype=np.int64)
     from_peers = np.zeros(n, dtype=np.int64)
     normalized = np.zeros(n, dtype=np.int64)
+    pieces = np.zeros(n, dtype=np.int64)
+    from_peer_pieces = np.zeros(n, dtype=np.int64)
     held_total = np.zeros(n, dtype=np.int64)
     comm_unit = np.zeros(len(units), dtype=bool)
     start = 0
@@ -492,6 +506,10 @@ def _count_share(
         normalized += np.bincount(own, weights=unit_numel * standard, minlength=n).astype(np.int64)
         held_total += held.sum(axis=0)
         comm_unit[start:stop] = away.sum(axis=1) > 0
+        has = held > 0
+        pieces += has.sum(axis=0)
+        peer_pieces = has.sum(axis=1) - has[np.arange(len(own)), own]
+        from_peer_pieces += np.bincount(own, weights=peer_pieces, minlength=n).astype(np.int64)
         start = stop
     return {
         "comm_unit": comm_unit,
@@ -501,7 +519,20 @@ def _count_share(
         "moved": 2 * (held_total + from_peers),
         "normalized": normalized,
         "held": held_total,
+        "pieces": pieces,
+        "piece_copies": 2 * (pieces + from_peer_pieces),
     }
+
+
+def _exchange_copies(pieces: np.ndarray, replicas: int) -> np.ndarray:
+    """`copy_` calls of the replicas' exchange per member slot (`[replicas * n]`), given
+    the pieces each member holds of each replica's share (`pieces`, `[replicas, n]`): its
+    own share's pieces copied into the send buffer once, that share copied whole for each
+    further replica, and every piece of the other shares copied out of the receive buffer."""
+    if replicas == 1:
+        return np.zeros(pieces.size, dtype=np.int64)
+    others = pieces.sum(axis=0)[None, :] - pieces
+    return (pieces + (replicas - 2) + others).reshape(-1)
 
 
 def plan(
@@ -681,7 +712,9 @@ def predict(
     t_python *= a.host_per_member_s
     ns_calls, ns_ops = ns_calls_per_rank(planned, a.job_numel)
     t_ns_host = ns_ops * a.host_per_op_s
-    t_host_per_rank = t_launch + t_python + t_ns_host
+    copies = per_rank(planned, "piece_copies")
+    t_copies = copies * PIECE_COPY_OPS * a.host_per_op_s
+    t_host_per_rank = t_launch + t_python + t_ns_host + t_copies
     t_host = float(t_host_per_rank.max())
     busiest_host = int(np.argmax(t_host_per_rank))
     worst = int(np.argmax(t_device))
@@ -733,6 +766,7 @@ def predict(
             "collectives": collectives,
             "ns_calls": _stats(ns_calls),
             "ns_host_ops": _stats(ns_ops),
+            "piece_copies": _stats(copies),
             "adamw_elements": adamw // layout.gpus_per_node,
         },
         "time": {
@@ -746,6 +780,7 @@ def predict(
             "host_launch_s": t_launch,
             "host_python_s": t_python,
             "host_ns_ops_s": float(t_ns_host[busiest_host]),
+            "host_piece_copies_s": float(t_copies[busiest_host]),
             "serial_s": float(np.max(t_host_per_rank + t_ns + t_comm + t_elem)),
         },
         "planner_s": planned.planner_s,
@@ -965,7 +1000,9 @@ def print_report(report: dict, console: Console) -> None:
             f"{pr['collectives']} all-to-alls x {_si(a['collective_overhead_s'], 's')} "
             f"= {_si(t['host_launch_s'], 's')}, per-peer Python {_si(t['host_python_s'], 's')}, "
             f"NS ops {_si(t['host_ns_ops_s'], 's')} ({pr['ns_calls']['max']:.0f} calls, "
-            f"{_si(pr['ns_host_ops']['max'], '')} ops x {_si(a['host_per_op_s'], 's')})",
+            f"{_si(pr['ns_host_ops']['max'], '')} ops x {_si(a['host_per_op_s'], 's')}), "
+            f"piece copies {_si(t['host_piece_copies_s'], 's')} "
+            f"({pr['piece_copies']['max']:.0f} x {PIECE_COPY_OPS} ops)",
         ),
     ]
     for name, seconds, source in rows:
