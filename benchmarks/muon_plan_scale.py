@@ -207,14 +207,14 @@ def summarize(report: dict) -> str:
     ms = 1e3
     lines = [
         "| GPUs | setting | step | change | NS (of it mirror copies) | exposed comm | "
-        "elementwise | host (launch + Python + NS ops) | bound by | dense units |",
+        "elementwise | host (launch + Python + NS ops + piece copies) | bound by | dense units |",
         "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |",
     ]
     planned = [
         "| GPUs | setting | NS TFLOP, max | imbalance | NVLink GB, max | network GB, max "
         "(replica exchange) | comm ms | all-to-alls | NS calls, max | NS host ops, max | "
-        "elementwise GB |",
-        "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "piece copies, max | elementwise GB |",
+        "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for run in report["runs"]:
         if run["model"] != "kimi-k2":
@@ -242,7 +242,7 @@ def summarize(report: dict) -> str:
                 + f" | {t['exposed_comm_s'] * ms:.1f} | "
                 f"{t['elementwise_s'] * ms:.1f} | {t['host_s'] * ms:.1f} "
                 f"({t['host_launch_s'] * ms:.1f} + {t['host_python_s'] * ms:.1f} + "
-                f"{t['host_ns_ops_s'] * ms:.1f}) | "
+                f"{t['host_ns_ops_s'] * ms:.1f} + {t['host_piece_copies_s'] * ms:.1f}) | "
                 f"{t['dominant']} | {dense} |"
             )
             if name in (*CHAIN, "schedule_4_steps", "default_now"):
@@ -253,6 +253,7 @@ def summarize(report: dict) -> str:
                     f"({pr['replica_gather_bytes']['max'] / 1e9:.2f}) | "
                     f"{t['comm_s'] * ms:.1f} | {pr['collectives']} | "
                     f"{pr['ns_calls']['max']:.0f} | {pr['ns_host_ops']['max']:.0f} | "
+                    f"{pr['piece_copies']['max']:.0f} | "
                     f"{pr['elementwise_bytes']['max'] / 1e9:.0f} |"
                 )
     return "\n".join(lines) + "\n\n" + "\n".join(planned)
