@@ -108,7 +108,8 @@ class Piece:
     """The part of one unit that one rank holds.
 
     `param` and `local` locate it in the holder's local tensor; `slot` (the unit's position
-    among the owner's units of the job) and `in_unit` locate it in the owner's unit buffer.
+    among the owner's units of the job) and `in_unit` locate it in its unit's slot of the
+    owner's NS batch.
     """
 
     param: int
