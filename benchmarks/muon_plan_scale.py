@@ -8,6 +8,12 @@ added one at a time, each row on top of the one before:
 
 - baseline: standard NS (5 quintic steps) on every unit, dense units repeated on every
   replica, unfused elementwise (56 B per local element);
+
+the rows up to big_jobs count the elementwise bytes as the runtime moved them before its
+data path changed (`PREVIOUS_BYTES`: 32 B per local element fused, 56 unfused, and 18 per
+owned element: pack and unpack around the all-to-all, copy into a unit buffer, stack,
+norm and scale, gather), so that each row adds one lever; the two rows after it are the
+changes to that path:
 - gram: NS method "auto" (the Gram iteration, restarted where `gram_restarts` says, on
   every shape where it has fewer FLOPs), full products (`ns_block=None`);
 - schedule_4_steps: 4 NS steps instead of 5, for reference only: no schedule with fewer
@@ -22,13 +28,21 @@ added one at a time, each row on top of the one before:
   default `job_numel`;
 - big_jobs: the opt-in with `job_numel` of `BIG_JOBS` elements per member, so that each
   batched NS call takes several expert units and the host issues fewer calls: etude's
-  recommendation (`--ns-block 256 --job-numel 134217728`);
+  recommendation (`--ns-block 256 --job-numel 134217728`), elementwise as counted before;
+- one_copy: the recommendation with each element copied once to its NS input and once
+  back (no separate pack and unpack, no stack copy, a rank's own pieces skip the
+  all-to-all, the replicas' exchange sends nothing to itself), with the norm and scale
+  passes still on every unit;
+- trace_norm: the Gram iterations taking the norm from the trace of their Gram matrix
+  (no norm or scale pass): what Muon runs, the recommendation as it stands;
+- default_now: Muon's defaults (the "fused" setting) with the elementwise work as it runs
+  now, what `etude plan muon` predicts without options;
 - big_jobs_full_products: the same jobs with full products, for reference ("change" is
   against "fused");
-- recommended_spread_always: the recommendation with `spread_replicas=True` forced
-  (Muon's default);
-- recommended_ns_at_matmul_rate: the recommendation with NS at the 0.80 of peak a lent
-  H200 reached on a plain bf16 matmul, an optimistic bound on the NS term.
+- recommended_spread_always: the recommendation (trace_norm) with `spread_replicas=True`
+  forced (Muon's default);
+- recommended_ns_at_matmul_rate: the recommendation (trace_norm) with NS at the 0.80 of
+  peak a lent H200 reached on a plain bf16 matmul, an optimistic bound on the NS term.
 
 NS runs at the stated 0.60 of peak in every other row, the symmetric products' small
 panel GEMMs included: no GPU has measured it yet (`benchmarks/muon_calibrate.py` would).
@@ -52,6 +66,7 @@ from pathlib import Path
 
 import torch
 
+from etude.optim.elementwise import ElementBytes, element_bytes
 from etude.optim.newton_schulz import SYMMETRIC_BLOCK, gram_restarts
 from etude.optim.plan import Assumptions, plan, predict
 
@@ -64,7 +79,8 @@ BIG_JOBS = 1 << 27  # elements per member per job: about 9 K2 expert units
 class Setting:
     """One row: the NS method, steps and block of symmetric products (None: full products),
     dense units spread (True / False / "auto": the planner's choice), fused elementwise, the
-    NS efficiency (None: the stated one) and Muon's job_numel."""
+    NS efficiency (None: the stated one), Muon's job_numel and the elementwise data path
+    ("previous", "one_copy" or "runs": `element_bytes_of`)."""
 
     method: str = "auto"
     steps: int = 5
@@ -73,6 +89,20 @@ class Setting:
     ns_efficiency: float | None = None
     block: int | None = None
     job_numel: int = 1 << 24
+    data_path: str = "previous"
+
+
+def element_bytes_of(data_path: str, fused: bool) -> ElementBytes | None:
+    """Bytes per counted element of an elementwise data path (fp32 parameters, bf16 NS):
+    "previous", the runtime before the copies changed (its 4 copies around the
+    all-to-all per local element, 18 B per owned element); "one_copy", one copy each way
+    with the norm and scale passes on every unit; "runs": None, what Muon runs now."""
+    runs = element_bytes(4, 2, fused)
+    if data_path == "previous":
+        return ElementBytes(local=runs.local + 4 * 2, moved=0, owned=18, normalized=0)
+    if data_path == "one_copy":
+        return ElementBytes(local=runs.local, moved=runs.moved, owned=3 * 2, normalized=0)
+    return None
 
 
 SETTINGS = {
@@ -83,10 +113,15 @@ SETTINGS = {
     "fused": Setting(),
     "symmetric": Setting(block=SYMMETRIC_BLOCK),
     "big_jobs": Setting(block=SYMMETRIC_BLOCK, job_numel=BIG_JOBS),
+    "one_copy": Setting(block=SYMMETRIC_BLOCK, job_numel=BIG_JOBS, data_path="one_copy"),
+    "trace_norm": Setting(block=SYMMETRIC_BLOCK, job_numel=BIG_JOBS, data_path="runs"),
+    "default_now": Setting(data_path="runs"),
     "big_jobs_full_products": Setting(job_numel=BIG_JOBS),
-    "recommended_spread_always": Setting(spread=True, block=SYMMETRIC_BLOCK, job_numel=BIG_JOBS),
+    "recommended_spread_always": Setting(
+        spread=True, block=SYMMETRIC_BLOCK, job_numel=BIG_JOBS, data_path="runs"
+    ),
     "recommended_ns_at_matmul_rate": Setting(
-        ns_efficiency=MATMUL_RATE, block=SYMMETRIC_BLOCK, job_numel=BIG_JOBS
+        ns_efficiency=MATMUL_RATE, block=SYMMETRIC_BLOCK, job_numel=BIG_JOBS, data_path="runs"
     ),
 }
 
@@ -108,7 +143,11 @@ def run(model: str, gpus: int, gpu: str) -> dict:
 
     predictions = {}
     for name, setting in SETTINGS.items():
-        a = Assumptions(fused_elementwise=setting.fused, job_numel=setting.job_numel)
+        a = Assumptions(
+            fused_elementwise=setting.fused,
+            job_numel=setting.job_numel,
+            element_bytes=element_bytes_of(setting.data_path, setting.fused),
+        )
         if setting.ns_efficiency is not None:
             a = replace(a, ns_efficiency=setting.ns_efficiency)
         options = [True, False] if setting.spread == "auto" else [setting.spread]
@@ -144,15 +183,23 @@ LABELS = {
     "spread": "+ spreading where it pays",
     "fused": "+ fused elementwise (Muon's default)",
     "symmetric": "+ symmetric products, blocks of {block} (opt-in: --ns-block {block})",
-    "big_jobs": "+ jobs of 2^27 elements per member (recommended: --ns-block {block} "
-    "--job-numel 134217728)",
+    "big_jobs": "+ jobs of 2^27 elements per member (--ns-block {block} "
+    "--job-numel 134217728), elementwise as counted before",
+    "one_copy": "+ one copy each way to NS (no pack / unpack, no stack copy)",
+    "trace_norm": "+ Gram norm from the trace (recommended: --ns-block {block} "
+    "--job-numel 134217728, what runs)",
+    "default_now": "Muon's defaults, elementwise as it runs now (etude plan muon)",
     "big_jobs_full_products": "(jobs of 2^27 with full products, for reference)",
     "recommended_spread_always": "recommended, spread_replicas=True forced",
     "recommended_ns_at_matmul_rate": "recommended, NS at matmul rate (0.80)",
 }
 # each row adds one lever to the one before; the references are against the row named
-CHAIN = ["baseline", "gram", "spread", "fused", "symmetric", "big_jobs"]
-REFERENCE_OF = {"schedule_4_steps": "gram", "big_jobs_full_products": "fused"}
+CHAIN = ["baseline", "gram", "spread", "fused", "symmetric", "big_jobs", "one_copy", "trace_norm"]
+REFERENCE_OF = {
+    "schedule_4_steps": "gram",
+    "default_now": "fused",
+    "big_jobs_full_products": "fused",
+}
 
 
 def summarize(report: dict) -> str:
@@ -160,14 +207,14 @@ def summarize(report: dict) -> str:
     ms = 1e3
     lines = [
         "| GPUs | setting | step | change | NS (of it mirror copies) | exposed comm | "
-        "elementwise | host (launch + Python + NS ops) | bound by | dense units |",
+        "elementwise | host (launch + Python + NS ops + piece copies) | bound by | dense units |",
         "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |",
     ]
     planned = [
         "| GPUs | setting | NS TFLOP, max | imbalance | NVLink GB, max | network GB, max "
         "(replica exchange) | comm ms | all-to-alls | NS calls, max | NS host ops, max | "
-        "elementwise GB |",
-        "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "piece copies, max | elementwise GB |",
+        "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for run in report["runs"]:
         if run["model"] != "kimi-k2":
@@ -195,10 +242,10 @@ def summarize(report: dict) -> str:
                 + f" | {t['exposed_comm_s'] * ms:.1f} | "
                 f"{t['elementwise_s'] * ms:.1f} | {t['host_s'] * ms:.1f} "
                 f"({t['host_launch_s'] * ms:.1f} + {t['host_python_s'] * ms:.1f} + "
-                f"{t['host_ns_ops_s'] * ms:.1f}) | "
+                f"{t['host_ns_ops_s'] * ms:.1f} + {t['host_piece_copies_s'] * ms:.1f}) | "
                 f"{t['dominant']} | {dense} |"
             )
-            if name in ("baseline", "gram", "schedule_4_steps", "fused", "symmetric", "big_jobs"):
+            if name in (*CHAIN, "schedule_4_steps", "default_now"):
                 planned.append(
                     f"| {run['gpus']} | {label} | {pr['ns_flops']['max'] / 1e12:.1f} | "
                     f"{pr['imbalance']:.4f} | {pr['nvlink_bytes']['max'] / 1e9:.2f} | "
@@ -206,6 +253,7 @@ def summarize(report: dict) -> str:
                     f"({pr['replica_gather_bytes']['max'] / 1e9:.2f}) | "
                     f"{t['comm_s'] * ms:.1f} | {pr['collectives']} | "
                     f"{pr['ns_calls']['max']:.0f} | {pr['ns_host_ops']['max']:.0f} | "
+                    f"{pr['piece_copies']['max']:.0f} | "
                     f"{pr['elementwise_bytes']['max'] / 1e9:.0f} |"
                 )
     return "\n".join(lines) + "\n\n" + "\n".join(planned)

@@ -74,7 +74,7 @@ def aol_newton_schulz(g, schedule, eps=1e-7, dtype=torch.bfloat16, method="stand
     x = g.to(dtype).mT if tall else g.to(dtype)
     x = x / x.norm(dim=(-2, -1), keepdim=True).clamp(min=eps)
     x = x * (x @ x.mT).abs().sum(-1).clamp(min=eps).rsqrt()[..., :, None]
-    x = gram_iteration(x, schedule, gram_restarts(len(schedule)))
+    x = gram_iteration(x, schedule, gram_restarts(len(schedule)), normalize=False)
     return x.mT if tall else x
 
 

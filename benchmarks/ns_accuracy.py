@@ -111,7 +111,7 @@ def aol_gram(g: torch.Tensor, schedule, restarts) -> torch.Tensor:
     """Gram bf16 on `g` `[B, s, l]` after AOL row scaling D = diag(sum_j |R_ij|)^-1/2."""
     x = normalized_bf16(g)
     d = (x @ x.mT).abs().sum(-1).rsqrt()
-    return gram_iteration(x * d[..., :, None], schedule, restarts)
+    return gram_iteration(x * d[..., :, None], schedule, restarts, normalize=False)
 
 
 def commuting_triangular(g: torch.Tensor, schedule, restarts) -> torch.Tensor:

@@ -15,10 +15,14 @@ import pytest
 import torch
 from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.tensor import Replicate, Shard, distribute_tensor
+from torch.utils._python_dispatch import TorchDispatchMode
 
+import etude.optim.muon as muon_module
+import etude.optim.sharded as sharded_module
 from etude.cli import main as cli_main
 from etude.models.config import preset
 from etude.optim import Muon
+from etude.optim.elementwise import element_bytes
 from etude.optim.newton_schulz import (
     QUINTIC,
     coefficient_schedule,
@@ -26,6 +30,7 @@ from etude.optim.newton_schulz import (
     ns_flops,
 )
 from etude.optim.plan import (
+    PIECE_COPY_OPS,
     Assumptions,
     Family,
     _OpCounter,
@@ -154,13 +159,31 @@ def test_ns_host_ops_are_the_ops_a_real_call_issues(shape, method, block):
     assert counter.ops == ns_host_ops(shape, 5, method, block)
 
 
+@pytest.mark.parametrize(
+    ("shape", "local"),
+    [
+        ((12, 40), (slice(0, 12), slice(8, 16))),
+        ((3, 8, 20), (slice(1, 2), slice(0, 8), slice(0, 20))),
+    ],
+)
+def test_a_piece_copy_is_piece_copy_ops_ops(shape, local):
+    # As `sharded.orthogonalize` writes every copy: a slice of a flat buffer viewed as the
+    # piece, and the piece sliced out of its tensor (a head's columns, an expert's slab).
+    tensor, flat = torch.randn(shape), torch.empty(1000)
+    piece = tensor[local]
+    with _OpCounter() as counter:
+        flat[0 : piece.numel()].view(piece.shape).copy_(tensor[local])
+    assert counter.ops == PIECE_COPY_OPS
+
+
 def test_host_term_counts_every_ns_call_op():
     planned = plan("tiny", 16, gpus_per_node=4, ns_block=16)
     a = Assumptions(job_numel=1 << 10)  # jobs of one or a few units
     t = predict(planned, "h200", a)["time"]
     calls, ops = ns_calls_per_rank(planned, a.job_numel)
     assert calls.min() > 0 and ops.min() > calls.min()
-    host = t["host_launch_s"] + t["host_python_s"] + ops * a.host_per_op_s
+    copies = per_rank(planned, "piece_copies") * PIECE_COPY_OPS
+    host = t["host_launch_s"] + t["host_python_s"] + (ops + copies) * a.host_per_op_s
     assert t["host_s"] == pytest.approx(host.max())
     # Larger jobs batch more units per call: fewer calls, never more.
     fewer, _ = ns_calls_per_rank(planned, 1 << 30)
@@ -271,16 +294,85 @@ def test_cli_turns_bad_input_into_exit_code_2(capsys):
 WORLD, PER_NODE, EP = 4, 2, 2
 
 
-# Muon's default (full products) and blocks of 16 rows, which split most tiny units into
-# blocks (gram_triangular).
-BLOCKS = (None, 16)
+# (ns_method, ns_block): Muon's default (full products), blocks of 16 rows, which split
+# most tiny units into blocks (gram_triangular), and the standard iteration, which
+# normalizes each unit by a pass over it.
+SETTINGS = (("auto", None), ("auto", 16), ("standard", None))
 
 
-def _rank_tiny_step() -> list[tuple[float, int, int, int, int, int]]:
-    return [_tiny_step(block) for block in BLOCKS]
+def _rank_tiny_step() -> list[tuple]:
+    return [_tiny_step(*setting) for setting in SETTINGS]
 
 
-def _tiny_step(ns_block: int | None) -> tuple[float, int, int, int, int, int]:
+_MATMULS = {torch.ops.aten.mm, torch.ops.aten.bmm, torch.ops.aten.baddbmm, torch.ops.aten.addmm}
+_FACTORIES = {torch.ops.aten.empty, torch.ops.aten.empty_strided, torch.ops.aten.zeros_like}
+_VIEWS = {torch.ops.aten._unsafe_view}  # a view that is not marked as one (matmul's reshape)
+
+
+class _HbmBytes(TorchDispatchMode):
+    """Bytes every op of a Muon step reads and writes on floating-point tensors: views,
+    allocations and collectives move none, `copy_` reads its source and writes its
+    destination, others read their tensor arguments and write their results. Inside
+    `newton_schulz` only what touches a whole-batch tensor outside the matmuls counts
+    (the small Gram matrices' ops and the matmuls are NS work); each elementwise pass
+    counts as the one kernel it compiles to: its tensors read, its results written."""
+
+    # A Muon step's own ops are few and plain; anything else it dispatched (a hidden copy,
+    # a cast) would count, and the comparison with the planner would fail.
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.bytes = 0
+        self.copies = 0  # copy_ calls outside newton_schulz and the passes
+        self.batch_numel: int | None = None  # inside newton_schulz: the batch's elements
+        self.paused = False
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        packet = func.overloadpacket
+        if self.paused or func.is_view or packet in _FACTORIES | _VIEWS or func.namespace == "c10d":
+            return out
+        if self.batch_numel is not None and packet in _MATMULS:
+            return out
+        self.copies += self.batch_numel is None and packet is torch.ops.aten.copy_
+        reads = args[1:] if packet is torch.ops.aten.copy_ else [*args, *(kwargs or {}).values()]
+        for t in [*reads, *(out if isinstance(out, (tuple, list)) else [out])]:
+            whole = self.batch_numel is None or getattr(t, "numel", int)() == self.batch_numel
+            if isinstance(t, torch.Tensor) and t.is_floating_point() and whole:
+                self.bytes += t.numel() * t.element_size()
+        return out
+
+
+def _counting_ns(counter: _HbmBytes, ns):
+    def wrapper(g, *args, **kwargs):
+        counter.batch_numel = g.numel()
+        try:
+            return ns(g, *args, **kwargs)
+        finally:
+            counter.batch_numel = None
+
+    return wrapper
+
+
+def _counting_pass(counter: _HbmBytes, fn, mutated: int):
+    """`fn` counted as one kernel: its tensor arguments read, argument `mutated` and its
+    result written."""
+
+    def wrapper(*args):
+        counter.paused = True
+        try:
+            result = fn(*args)
+        finally:
+            counter.paused = False
+        tensors = [a for a in args if isinstance(a, torch.Tensor)]
+        written = [args[mutated]] + ([result] if isinstance(result, torch.Tensor) else [])
+        counter.bytes += sum(t.numel() * t.element_size() for t in tensors + written)
+        return result
+
+    return wrapper
+
+
+def _tiny_step(method: str, ns_block: int | None) -> tuple:
     mesh = init_device_mesh("cpu", (2, 2))
     groups, params = [], []
     for i, p in enumerate(preset("tiny").parameter_shapes()):
@@ -293,10 +385,24 @@ def _tiny_step(ns_block: int | None) -> tuple[float, int, int, int, int, int]:
         param.grad = distribute_tensor(grad, mesh, placements, src_data_rank=None)
         params.append(param)
         groups.append({"params": [(p.name, param)], **p.muon})
-    opt = Muon(groups, lr=0.02, ns_block=ns_block)  # ns_dtype bf16: 2 bytes per element moved
-    opt.step()
+    # ns_dtype bf16: 2 bytes per element moved
+    opt = Muon(groups, lr=0.02, ns_method=method, ns_block=ns_block)
+    opt.step()  # the first step also builds the plan and the momentum buffers
+    counter = _HbmBytes()
+    ns = sharded_module.newton_schulz
+    passes = (muon_module.momentum_direction, muon_module.apply_update)
+    sharded_module.newton_schulz = _counting_ns(counter, ns)
+    muon_module.momentum_direction = _counting_pass(counter, passes[0], mutated=1)  # buf
+    muon_module.apply_update = _counting_pass(counter, passes[1], mutated=0)  # param
+    try:
+        with counter:
+            opt.step()
+    finally:
+        sharded_module.newton_schulz = ns
+        muon_module.momentum_direction, muon_module.apply_update = passes
     s = opt.last_step_stats
-    return s.imbalance, s.bytes_sent, s.bytes_received, s.ns_flops, s.collectives, s.ns_calls
+    stats = (s.imbalance, s.bytes_sent, s.bytes_received, s.ns_flops, s.collectives, s.ns_calls)
+    return (*stats, counter.bytes, counter.copies)
 
 
 @pytest.mark.dist
@@ -305,13 +411,15 @@ def test_prediction_equals_what_muon_reports_on_gloo():
 
     by_rank = run_on_ranks(_rank_tiny_step, WORLD, timeout_s=120)
     flops_of = {}
-    for k, block in enumerate(BLOCKS):
-        flops_of[block] = _check_prediction([r[k] for r in by_rank], block)
-    assert flops_of[16].sum() < flops_of[None].sum()  # triangular products ran
+    for k, setting in enumerate(SETTINGS):
+        flops_of[setting] = _check_prediction([r[k] for r in by_rank], *setting)
+    assert flops_of["auto", 16].sum() < flops_of["auto", None].sum()  # triangular ran
 
 
-def _check_prediction(results: list[tuple], ns_block: int | None) -> np.ndarray:
-    planned = plan("tiny", WORLD, gpus_per_node=PER_NODE, ep=EP, ns_block=ns_block)
+def _check_prediction(results: list[tuple], method: str, ns_block: int | None) -> np.ndarray:
+    planned = plan("tiny", WORLD, gpus_per_node=PER_NODE, ep=EP, method=method, ns_block=ns_block)
+    normalized = per_rank(planned, "normalized_numel")
+    assert (normalized > 0).all() if method == "standard" else (normalized == 0).all()
     assert planned.layout.efsdp == 2
     report = predict(planned, "h200", Assumptions())
     moved = per_rank(planned, "nvlink_numel") + per_rank(planned, "network_numel")
@@ -320,7 +428,27 @@ def _check_prediction(results: list[tuple], ns_block: int | None) -> np.ndarray:
     flops = per_rank(planned, "flops")
     calls, _ = ns_calls_per_rank(planned, Assumptions().job_numel)
     imbalance = max(g.imbalance for g in planned.groups)
-    for rank, (imb, bytes_sent, bytes_received, ns, collectives, ns_calls) in enumerate(results):
+    eb = element_bytes(4, 2, fused=True)
+    elementwise = sum(
+        per_rank(planned, f"{name}_numel") * getattr(eb, name)
+        for name in ("local", "moved", "owned", "normalized")
+    )
+    assert report["per_rank"]["elementwise_bytes"]["max"] == elementwise.max()
+    copies = per_rank(planned, "piece_copies")
+    for rank, (
+        imb,
+        bytes_sent,
+        bytes_received,
+        ns,
+        collectives,
+        ns_calls,
+        hbm,
+        n_copies,
+    ) in enumerate(results):
+        # What the step's ops read and wrote outside NS proper is what the planner counts,
+        # and so is the number of piece copies the host issues.
+        assert hbm == elementwise[rank], (rank, hbm, elementwise[rank])
+        assert n_copies == copies[rank], (rank, n_copies, copies[rank])
         assert imb <= imbalance
         assert (bytes_sent, bytes_received) == (sent[rank], received[rank])
         assert ns == flops[rank]

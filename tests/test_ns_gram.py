@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import FlopCounterMode
 
 from etude.optim.newton_schulz import (
@@ -87,3 +88,39 @@ def test_choose_method_takes_the_cheaper_formulation():
         costs = {k: ns_flops(m, n, 5, k, block=None) for k in ("standard", "gram")}
         assert choose_method(m, n, 5, block=None) == min(costs, key=costs.get)
         assert ns_flops(m, n, 5, "auto", block=None) == min(costs.values())
+
+
+class _WholeBatchOps(TorchDispatchMode):
+    """Names of the non-matmul, non-view ops that touch a tensor of `numel` elements."""
+
+    def __init__(self, numel: int) -> None:
+        super().__init__()
+        self.numel, self.ops = numel, []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        matmul = func.overloadpacket in (torch.ops.aten.bmm, torch.ops.aten.baddbmm)
+        if not (matmul or func.is_view or func.overloadpacket is torch.ops.aten._unsafe_view):
+            tensors = [t for t in (*args, out) if isinstance(t, torch.Tensor)]
+            if any(t.numel() == self.numel for t in tensors):
+                self.ops.append(str(func))
+        return out
+
+
+@pytest.mark.parametrize("method", ["gram", "gram_triangular"])
+def test_gram_takes_the_norm_from_the_trace(method):
+    # Unnormalized inputs far from norm 1 give the standard iteration's result (which
+    # divides by the Frobenius norm first), and only matmuls read the whole batch.
+    schedule = coefficient_schedule(QUINTIC, 5)
+    for scale in (1e-3, 1.0, 1e3):
+        g = scale * torch.randn(2, 24, 80, generator=torch.Generator().manual_seed(1))
+        standard = newton_schulz(g, schedule, dtype=torch.float32, method="standard")
+        with _WholeBatchOps(g.numel()) as mode:
+            gram = newton_schulz(g, schedule, dtype=torch.float32, method=method, block=8)
+        torch.testing.assert_close(gram, standard, rtol=0, atol=2e-5)
+        assert mode.ops == []
+    with _WholeBatchOps(g.numel()) as mode:
+        newton_schulz(g, schedule, dtype=torch.float32, method="standard")
+    assert len(mode.ops) == 2  # the norm pass and the scale pass
+    zero = newton_schulz(torch.zeros(1, 4, 9), schedule, method=method, block=8)
+    assert torch.equal(zero, torch.zeros_like(zero))

@@ -8,7 +8,8 @@
 Each is one expression. Eagerly (the CPU path) it runs op by op, equal to the unfused
 lerp-based reference to float rounding (the tests bound it at 1e-6 in fp32); under
 `torch.compile` (the default on CUDA: `fused(fn)`) inductor turns each into one kernel,
-which is what `element_bytes` counts. Floats in arithmetic stay symbolic, so a changing
+which is what `element_bytes` counts, with the copies to and from Newton–Schulz around
+them. Floats in arithmetic stay symbolic, so a changing
 learning rate does not recompile, and shapes are dynamic, so one compiled kernel per tensor
 rank serves every parameter.
 """
@@ -16,6 +17,7 @@ rank serves every parameter.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import torch
 from torch import Tensor
@@ -51,18 +53,36 @@ def fused(fn: Callable) -> Callable:
     return _COMPILED[fn]
 
 
-def element_bytes(param_bytes: int, ns_bytes: int, fused: bool) -> int:
-    """HBM bytes per local element of one Muon step's elementwise work (Nesterov on).
+@dataclass(frozen=True)
+class ElementBytes:
+    """HBM bytes of one Muon step's elementwise work per element of each count the planner
+    makes per rank (`plan.predict` multiplies them):
 
-    `param_bytes` is the size of a parameter, gradient and momentum element (fp32: 4) and
-    `ns_bytes` that of the NS dtype (bf16: 2). Both paths also pack the direction into the
-    all-to-all send buffer and unpack the result (read and write `ns_bytes` each):
-    - fused: pass 1 reads grad and buffer, writes buffer and direction (3p + n); pass 2
-      reads parameter and update, writes the parameter (2p + n);
-    - unfused (one kernel per op): buffer `lerp_` 3p, Nesterov `lerp` 3p, cast to the NS
-      dtype p + n, weight decay `mul_` 2p, `add_` of the update 2p + n.
+    - local: an element of the rank's shards, read and written by the two passes;
+    - moved: an element copied on its way to a Newton–Schulz input or back (read and
+      write, `ns_bytes` each; `sharded.orthogonalize` says which copies there are);
+    - owned: an element of a unit the rank orthogonalizes, whatever its method;
+    - normalized: an element of a unit it orthogonalizes with the standard iteration,
+      which takes the Frobenius norm in one pass and scales by it in another (the Gram
+      iteration takes the norm from its Gram matrix's trace and scales the small matrix).
     """
-    pack_unpack = 4 * ns_bytes
-    if fused:
-        return 5 * param_bytes + 2 * ns_bytes + pack_unpack
-    return 11 * param_bytes + 2 * ns_bytes + pack_unpack
+
+    local: int
+    moved: int
+    owned: int
+    normalized: int
+
+
+def element_bytes(param_bytes: int, ns_bytes: int, fused: bool) -> ElementBytes:
+    """The bytes of what Muon runs, for parameters, gradients and momentum of `param_bytes`
+    (fp32: 4) and the NS dtype of `ns_bytes` (bf16: 2); Nesterov on:
+
+    - fused passes: pass 1 reads grad and buffer and writes buffer and direction (3p + n),
+      pass 2 reads parameter and update and writes the parameter (2p + n): 5p + 2n;
+    - unfused (one kernel per op): buffer `lerp_` 3p, Nesterov `lerp` 3p, cast to the NS
+      dtype p + n, weight decay `mul_` 2p, `add_` of the update 2p + n: 11p + 2n;
+    - each copy reads and writes `ns_bytes`; the norm pass reads a unit, the scale reads
+      and writes it: 3n.
+    """
+    passes = 5 * param_bytes + 2 * ns_bytes if fused else 11 * param_bytes + 2 * ns_bytes
+    return ElementBytes(local=passes, moved=2 * ns_bytes, owned=0, normalized=3 * ns_bytes)

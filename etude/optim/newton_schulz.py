@@ -122,17 +122,18 @@ def newton_schulz(
     x = g.to(dtype)
     if tall:
         x = x.mT
-    # The Frobenius norm bounds the spectral norm: scaled, every singular value is <= 1.
-    x = x / x.norm(dim=(-2, -1), keepdim=True).clamp(min=eps)
     if method == "standard":
+        # The Frobenius norm bounds the spectral norm: scaled, every singular value is <= 1.
+        x = x / x.norm(dim=(-2, -1), keepdim=True).clamp(min=eps)
         for a, b, c in schedule:
             gram = x @ x.mT
             poly = torch.baddbmm(gram, gram, gram, beta=b, alpha=c)
             x = torch.baddbmm(x, poly, x, beta=a)
     elif method == "gram":
-        x = gram_iteration(x, schedule, gram_restarts(len(schedule)))
+        x = gram_iteration(x, schedule, gram_restarts(len(schedule)), eps=eps)
     elif method == "gram_triangular":
-        x = gram_iteration(x, schedule, gram_restarts(len(schedule)), _checked_block(block))
+        block = _checked_block(block)
+        x = gram_iteration(x, schedule, gram_restarts(len(schedule)), block, eps)
     else:
         raise ValueError(f"unknown Newton–Schulz method {method!r}; choose one of {METHODS}")
     return x.mT if tall else x
@@ -143,11 +144,20 @@ def gram_iteration(
     schedule: Sequence[Coefficients],
     restarts: Sequence[int] = (),
     block: int | None = None,
+    eps: float = 1e-7,
+    normalize: bool = True,
 ) -> Tensor:
-    """The Gram formulation on a normalized wide batch `x` `[B, s, l]` (s <= l), restarting
-    from the current iterate before each step in `restarts` (0-based). With `block`, the
-    products symmetric by construction are `symmetric_matmul`s of that block size (the
-    "gram_triangular" method); without, full products. Returns `[B, s, l]`."""
+    """The Gram formulation on a wide batch `x` `[B, s, l]` (s <= l), restarting from the
+    current iterate before each step in `restarts` (0-based). With `block`, the products
+    symmetric by construction are `symmetric_matmul`s of that block size (the
+    "gram_triangular" method); without, full products. Returns `[B, s, l]`.
+
+    `x` need not be normalized: its squared Frobenius norm is the trace of the first Gram
+    matrix `R = X X^T`, so `R` is divided by it and the first phase's `Q` (`s x s`) by the
+    norm (at least `eps`), which orthogonalizes `X / |X|_F` without a pass over `X` to
+    take its norm and another to scale it. `normalize=False` takes `x` as it is, for a
+    caller that has scaled it so that its singular values are at most 1 (AOL rescaling in
+    the benchmarks)."""
     if block is None:
         eye = torch.eye(x.shape[-2], dtype=x.dtype, device=x.device)
 
@@ -174,17 +184,28 @@ def gram_iteration(
             return poly
 
     q = None  # None stands for the identity: the first step of a phase needs no Q products
+    inverse_norm = None  # 1 / |X|_F, folded into the first phase's Q
     for i, (a, b, c) in enumerate(schedule):
         if q is None or i in restarts:
             if q is not None:
-                x = q @ x
+                x = _scaled(q, inverse_norm) @ x
+                inverse_norm = None
             r = gram_of(x)
+            if i == 0 and normalize:
+                squared = r.diagonal(dim1=-2, dim2=-1).sum(-1, dtype=torch.float32)
+                norm = squared.sqrt().clamp(min=eps)
+                r = r / (norm * norm).to(r.dtype)[..., None, None]
+                inverse_norm = norm.reciprocal().to(r.dtype)[..., None, None]
             q, s = None, r
         else:
             s = congruence(q, r)
         poly = polynomial(s, a, b, c)
         q = poly if q is None else poly @ q
-    return q @ x
+    return _scaled(q, inverse_norm) @ x
+
+
+def _scaled(q: Tensor, factor: Tensor | None) -> Tensor:
+    return q if factor is None else q * factor
 
 
 def symmetric_matmul(

@@ -35,14 +35,22 @@ Predicted step, for each rank `r`, taking the slowest (seconds):
     exposed     = max(0, comm - ns) + comm / comm jobs
                   (transfers overlap NS; the first job's forward and the last job's
                   backward, about one job's share, cannot be hidden)
-    elementwise = (local elements * element_bytes(4, ns_bytes, fused_elementwise)
-                   + owned unit elements * 18 B) / HBM bw
+    elementwise = (local elements x bytes of the two passes
+                   + elements copied to or from an NS input x 2 ns_bytes
+                   + elements of owned standard-NS units x 3 ns_bytes) / HBM bw
+                  (`elementwise.element_bytes`; copies as `sharded.orthogonalize` makes
+                  them: each held element once to NS and once back, each element received
+                  from a peer once into the stacks and once into the buffer sent back, the
+                  replicas' exchange once per copy sent and once per element received)
     device      = ns + exposed + elementwise
     host[r]     = collectives * collective_overhead_s
                   + sum over groups of comm jobs * members * host_per_member_s
                   (every member of a group takes part in each of the group's jobs, and the
                   runtime walks per-peer lists of length `members` several times per job)
                   + NS host ops[r] * host_per_op_s
+                  + piece copies[r] * PIECE_COPY_OPS * host_per_op_s
+                  (each copy of a piece to or from an NS input or the replicas'
+                  exchange is one `copy_` and the views that locate it)
                   (each batched NS call, one per job and unit shape a rank owns units of,
                   issues `ns_host_ops` torch ops: counted on meta tensors)
     step        = max(max host, device of the slowest rank)
@@ -72,7 +80,7 @@ from rich.table import Table
 from torch.distributed.tensor import Replicate, Shard
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from etude.optim.elementwise import element_bytes
+from etude.optim.elementwise import ElementBytes, element_bytes
 from etude.optim.newton_schulz import (
     QUINTIC,
     coefficient_schedule,
@@ -111,11 +119,11 @@ HARDWARE: dict[str, Hardware] = {
     "h200": Hardware("H200 SXM", 989e12, 4.8e12, 450e9, 50e9),
 }
 
-# HBM traffic of the elementwise work per element a rank owns a unit of (bf16 NS pieces):
-# copy into the unit buffer 4, stack 4, Frobenius norm and scale 6, gather the result
-# pieces 4 = 18. Per local element, `elementwise.element_bytes` (fused: 32 B, unfused: 56 B
-# on fp32 parameters, gradients and momentum).
-OWNED_ELEMENT_BYTES = 18
+
+# Torch ops the runtime issues per copy of a piece: slicing the source or destination
+# tensor, slicing the flat buffer, viewing it as the piece, the `copy_` (counted with
+# `_OpCounter` for the 2-D column pieces of a head and the 3-D pieces of an expert).
+PIECE_COPY_OPS = 4
 
 
 @dataclass(frozen=True)
@@ -139,6 +147,9 @@ class Assumptions:
     ns_bytes: int = 2  # bytes per element in transit (Muon's ns_dtype, bf16 by default)
     job_numel: int = 1 << 24  # Muon's job_numel (its default), elements per member per job
     fused_elementwise: bool = True  # Muon's default on CUDA: two compiled passes (elementwise.py)
+    # Bytes per counted element; None: what Muon runs (`element_bytes` of fp32 parameters,
+    # `ns_bytes` and `fused_elementwise`). Given, it predicts another data path.
+    element_bytes: ElementBytes | None = None
 
 
 @dataclass(frozen=True)
@@ -233,6 +244,9 @@ class GroupResult:
     network_numel: np.ndarray  # elements sent to other nodes (= received)
     local_numel: np.ndarray  # elements of the member's shards
     owned_numel: np.ndarray  # elements of the units it owns
+    moved_numel: np.ndarray  # element copies to and from NS inputs (ElementBytes.moved)
+    normalized_numel: np.ndarray  # elements of owned units NS normalizes by a pass
+    piece_copies: np.ndarray  # copy_ calls of pieces to and from NS and the exchange
     replica_of: np.ndarray  # [U] the replica orthogonalizing each unit (all 0: not spread)
     gather_sent_numel: np.ndarray  # elements of the all-gather across replicas, sent
     gather_received_numel: np.ndarray  # and received
@@ -430,6 +444,8 @@ def plan_group(
     # All-gather across replicas: a member sends its share to every other replica and
     # receives theirs.
     held = np.stack([c["held"] for c in per_replica])  # [replicas, n]
+    gather_sent = ((replicas - 1) * held).reshape(-1)
+    gather_received = (held.sum(axis=0)[None, :] - held).reshape(-1)
     return GroupResult(
         family=family,
         units=units,
@@ -440,9 +456,15 @@ def plan_group(
         network_numel=np.concatenate([c["network"] for c in per_replica]),
         local_numel=np.tile(local, replicas),
         owned_numel=np.concatenate([c["owned"] for c in per_replica]),
+        moved_numel=np.concatenate([c["moved"] for c in per_replica])
+        + gather_sent
+        + gather_received,
+        normalized_numel=np.concatenate([c["normalized"] for c in per_replica]),
+        piece_copies=np.concatenate([c["piece_copies"] for c in per_replica])
+        + _exchange_copies(np.stack([c["pieces"] for c in per_replica]), replicas),
         replica_of=replica_of,
-        gather_sent_numel=((replicas - 1) * held).reshape(-1),
-        gather_received_numel=(held.sum(axis=0)[None, :] - held).reshape(-1),
+        gather_sent_numel=gather_sent,
+        gather_received_numel=gather_received,
     )
 
 
@@ -450,10 +472,17 @@ def _count_share(
     units: list[Unit], owners: np.ndarray, n: int, node: np.ndarray
 ) -> dict[str, np.ndarray]:
     """Per member of a group of `n` on nodes `node` (`[n]`), for `units` owned by `owners`:
-    elements sent inside / across nodes, owned and held, and which units communicate."""
+    elements sent inside / across nodes, owned, held, copied to and from NS inputs (each
+    held element there and back, each element received from a peer into the stacks and
+    its result into the buffer sent back) and owned in units of the standard NS, and which
+    units communicate."""
     nvlink = np.zeros(n, dtype=np.int64)
     network = np.zeros(n, dtype=np.int64)
     owned = np.zeros(n, dtype=np.int64)
+    from_peers = np.zeros(n, dtype=np.int64)
+    normalized = np.zeros(n, dtype=np.int64)
+    pieces = np.zeros(n, dtype=np.int64)
+    from_peer_pieces = np.zeros(n, dtype=np.int64)
     held_total = np.zeros(n, dtype=np.int64)
     comm_unit = np.zeros(len(units), dtype=bool)
     start = 0
@@ -470,17 +499,40 @@ def _count_share(
         for sent, moved in ((nvlink, away * ~cross), (network, away * cross)):
             sent += moved.sum(axis=0)
             sent += np.bincount(own, weights=moved.sum(axis=1), minlength=n).astype(np.int64)
-        owned += np.bincount(own, weights=held.sum(axis=1), minlength=n).astype(np.int64)
+        unit_numel = held.sum(axis=1)
+        owned += np.bincount(own, weights=unit_numel, minlength=n).astype(np.int64)
+        from_peers += np.bincount(own, weights=away.sum(axis=1), minlength=n).astype(np.int64)
+        standard = np.array([u.method == "standard" for u in units[start:stop]])
+        normalized += np.bincount(own, weights=unit_numel * standard, minlength=n).astype(np.int64)
         held_total += held.sum(axis=0)
         comm_unit[start:stop] = away.sum(axis=1) > 0
+        has = held > 0
+        pieces += has.sum(axis=0)
+        peer_pieces = has.sum(axis=1) - has[np.arange(len(own)), own]
+        from_peer_pieces += np.bincount(own, weights=peer_pieces, minlength=n).astype(np.int64)
         start = stop
     return {
         "comm_unit": comm_unit,
         "nvlink": nvlink,
         "network": network,
         "owned": owned,
+        "moved": 2 * (held_total + from_peers),
+        "normalized": normalized,
         "held": held_total,
+        "pieces": pieces,
+        "piece_copies": 2 * (pieces + from_peer_pieces),
     }
+
+
+def _exchange_copies(pieces: np.ndarray, replicas: int) -> np.ndarray:
+    """`copy_` calls of the replicas' exchange per member slot (`[replicas * n]`), given
+    the pieces each member holds of each replica's share (`pieces`, `[replicas, n]`): its
+    own share's pieces copied into the send buffer once, that share copied whole for each
+    further replica, and every piece of the other shares copied out of the receive buffer."""
+    if replicas == 1:
+        return np.zeros(pieces.size, dtype=np.int64)
+    others = pieces.sum(axis=0)[None, :] - pieces
+    return (pieces + (replicas - 2) + others).reshape(-1)
 
 
 def plan(
@@ -608,10 +660,12 @@ def predict(
         per_rank(planned, "gather_sent_numel"), per_rank(planned, "gather_received_numel")
     )
     network = per_rank(planned, "network_numel") * a.ns_bytes + gather
-    local_bytes = element_bytes(4, a.ns_bytes, a.fused_elementwise)
+    eb = a.element_bytes or element_bytes(4, a.ns_bytes, a.fused_elementwise)
     elem_bytes = (
-        per_rank(planned, "local_numel") * local_bytes
-        + per_rank(planned, "owned_numel") * OWNED_ELEMENT_BYTES
+        per_rank(planned, "local_numel") * eb.local
+        + per_rank(planned, "moved_numel") * eb.moved
+        + per_rank(planned, "owned_numel") * eb.owned
+        + per_rank(planned, "normalized_numel") * eb.normalized
     )
     jobs = [g.jobs(a.job_numel) for g in groups]
     comm_jobs = sum(c for _, c in jobs)
@@ -658,7 +712,9 @@ def predict(
     t_python *= a.host_per_member_s
     ns_calls, ns_ops = ns_calls_per_rank(planned, a.job_numel)
     t_ns_host = ns_ops * a.host_per_op_s
-    t_host_per_rank = t_launch + t_python + t_ns_host
+    copies = per_rank(planned, "piece_copies")
+    t_copies = copies * PIECE_COPY_OPS * a.host_per_op_s
+    t_host_per_rank = t_launch + t_python + t_ns_host + t_copies
     t_host = float(t_host_per_rank.max())
     busiest_host = int(np.argmax(t_host_per_rank))
     worst = int(np.argmax(t_device))
@@ -694,7 +750,7 @@ def predict(
             "ns_unmeasured_shapes": sorted(list(s) for s in unmeasured) if rates else [],
             "elementwise": "stated" if rates is None else f"measured ({rates.source})",
         },
-        "element_bytes": {"local": local_bytes, "owned": OWNED_ELEMENT_BYTES},
+        "element_bytes": asdict(eb),
         "groups": [_group_summary(g, a.ns_bytes, *j) for g, j in zip(groups, jobs)],
         "per_rank": {
             "ns_flops": _stats(flops),
@@ -703,9 +759,14 @@ def predict(
             "network_bytes": _stats(network),
             "replica_gather_bytes": _stats(gather),
             "elementwise_bytes": _stats(elem_bytes),
+            "elementwise_numel": {
+                name: _stats(per_rank(planned, f"{name}_numel"))
+                for name in ("local", "moved", "owned", "normalized")
+            },
             "collectives": collectives,
             "ns_calls": _stats(ns_calls),
             "ns_host_ops": _stats(ns_ops),
+            "piece_copies": _stats(copies),
             "adamw_elements": adamw // layout.gpus_per_node,
         },
         "time": {
@@ -719,6 +780,7 @@ def predict(
             "host_launch_s": t_launch,
             "host_python_s": t_python,
             "host_ns_ops_s": float(t_ns_host[busiest_host]),
+            "host_piece_copies_s": float(t_copies[busiest_host]),
             "serial_s": float(np.max(t_host_per_rank + t_ns + t_comm + t_elem)),
         },
         "planner_s": planned.planner_s,
@@ -923,7 +985,8 @@ def print_report(report: dict, console: Console) -> None:
             "elementwise",
             t["elementwise_s"],
             f"{_si(pr['elementwise_bytes']['max'], 'B')} "
-            f"({report['element_bytes']['local']} B per local element) at "
+            + "({local} B per local element, {moved} per copy, {normalized} per "
+            "standard-NS element) at ".format(**report["element_bytes"])
             + (
                 f"stated {a['bandwidth_efficiency']:.0%} of {_si(hw['hbm_bytes_s'], 'B/s')}"
                 if src["elementwise"] == "stated"
@@ -937,7 +1000,9 @@ def print_report(report: dict, console: Console) -> None:
             f"{pr['collectives']} all-to-alls x {_si(a['collective_overhead_s'], 's')} "
             f"= {_si(t['host_launch_s'], 's')}, per-peer Python {_si(t['host_python_s'], 's')}, "
             f"NS ops {_si(t['host_ns_ops_s'], 's')} ({pr['ns_calls']['max']:.0f} calls, "
-            f"{_si(pr['ns_host_ops']['max'], '')} ops x {_si(a['host_per_op_s'], 's')})",
+            f"{_si(pr['ns_host_ops']['max'], '')} ops x {_si(a['host_per_op_s'], 's')}), "
+            f"piece copies {_si(t['host_piece_copies_s'], 's')} "
+            f"({pr['piece_copies']['max']:.0f} x {PIECE_COPY_OPS} ops)",
         ),
     ]
     for name, seconds, source in rows:

@@ -15,7 +15,8 @@ granularity), so no metadata is exchanged:
    `job_numel` elements per member (`job_chunks`). A job is one `all_to_all_single` that
    moves every piece of its units to their owners (variable splits, no padding), one
    batched NS per owner, and a second `all_to_all_single` that returns each piece to the
-   rank holding it. Jobs whose units are all local skip both collectives.
+   rank holding it; a rank's pieces of the units it owns stay out of both. Jobs whose
+   units are all local skip both collectives.
 
 4. Replicas. A group whose parameters are replicated on exactly one mesh dimension (HSDP's
    `(Replicate(), Shard(0))`) has a copy in every replica; instead of each copy
@@ -107,7 +108,8 @@ class Piece:
     """The part of one unit that one rank holds.
 
     `param` and `local` locate it in the holder's local tensor; `slot` (the unit's position
-    among the owner's units of the job) and `in_unit` locate it in the owner's unit buffer.
+    among the owner's units of the job) and `in_unit` locate it in its unit's slot of the
+    owner's NS batch.
     """
 
     param: int
@@ -151,8 +153,18 @@ class Job:
         return [p for ps in self.send for p in ps]
 
     def sizes(self, pieces: list[list[Piece]]) -> list[int]:
-        """Elements per peer of `send` or `recv`: the split sizes of an all-to-all."""
-        return [sum(p.numel for p in ps) for ps in pieces]
+        """Elements per peer of `send` or `recv`: the split sizes of an all-to-all. My own
+        pieces (of units I own) are 0: they go straight to the NS input and back."""
+        me = self.group.me
+        return [0 if peer == me else sum(p.numel for p in ps) for peer, ps in enumerate(pieces)]
+
+    def batch_positions(self) -> dict[int, tuple[int, int]]:
+        """slot -> (batch index, position in the batch) of each unit I own."""
+        return {
+            slot: (b, j)
+            for b, batch in enumerate(self.batches)
+            for j, slot in enumerate(batch.slots)
+        }
 
 
 @dataclass
@@ -506,6 +518,13 @@ def orthogonalize(
     travel in `dtype`: NS casts its input to `dtype` first, so casting before the transfer
     gives the same result with fewer bytes. `max_in_flight=1` turns overlap off: each
     transfer is waited for as soon as it is started.
+
+    Every element is copied once on its way to the NS input and once on its way back
+    (`elementwise.MOVES`): a piece I send is copied into the send buffer and its result out
+    of the receive buffer; on the owner, a received piece goes straight into its slot of
+    the batch NS stacks (no stack copy) and its result straight into the buffer sent back;
+    a piece I hold of a unit I own skips the all-to-all (into the stack from `updates`,
+    from the result into `outputs`).
     """
     stats = StepStats(imbalance=plan.imbalance)
     outputs = [torch.empty(u.shape, dtype=dtype, device=u.device) for u in updates]
@@ -516,10 +535,8 @@ def orthogonalize(
         work = dist.all_to_all_single(
             recv, send, recv_sizes, send_sizes, group=job.group.process_group, async_op=True
         )
-        elt = send.element_size()
-        me = job.group.me
-        stats.bytes_sent += (sum(send_sizes) - send_sizes[me]) * elt
-        stats.bytes_received += (sum(recv_sizes) - recv_sizes[me]) * elt
+        stats.bytes_sent += sum(send_sizes) * send.element_size()
+        stats.bytes_received += sum(recv_sizes) * send.element_size()
         stats.collectives += 1
         if max_in_flight == 1:
             wait(work)
@@ -531,50 +548,75 @@ def orthogonalize(
         stats.comm_wait_s += time.perf_counter() - t0
 
     def pack_forward(job: Job) -> Tensor:
-        pieces = [updates[p.param][p.local].to(dtype).reshape(-1) for ps in job.send for p in ps]
-        return torch.cat(pieces) if pieces else torch.empty(0, dtype=dtype, device=device)
+        """The pieces I hold of units my peers own, copied into one send buffer."""
+        send = torch.empty(sum(job.sizes(job.send)), dtype=dtype, device=device)
+        offset = 0
+        for peer, ps in enumerate(job.send):
+            if peer == job.group.me:
+                continue
+            for p in ps:
+                send[offset : offset + p.numel].view(p.shape).copy_(updates[p.param][p.local])
+                offset += p.numel
+        return send
 
-    def orthogonalize_units(job: Job, units: list[Tensor]) -> list[Tensor]:
-        """Batched NS of my units (box-shaped) per batch; results in the same shapes."""
-        results: list[Tensor] = [torch.empty(0)] * len(units)
+    def compute(job: Job, received: Tensor) -> Tensor:
+        """Batched NS of the units I own: pieces copied from `received` (and my own from
+        `updates`) into the stacks, results into the buffer sent back (mine: `outputs`)."""
+        where = job.batch_positions()
+        stacks = [
+            torch.empty(len(b.slots), *b.matrix_shape, dtype=dtype, device=device)
+            for b in job.batches
+        ]
+
+        def unit_of(tensors: list[Tensor], slot: int) -> Tensor:
+            b, j = where[slot]
+            return tensors[b][j].reshape(job.box_shapes[slot])
+
+        me, offset = job.group.me, 0
+        for peer, ps in enumerate(job.recv):
+            for p in ps:
+                if peer == me:
+                    source = updates[p.param][p.local]
+                else:
+                    source = received[offset : offset + p.numel].view(p.shape)
+                    offset += p.numel
+                unit_of(stacks, p.slot)[p.in_unit].copy_(source)
+        results = orthogonalize_batches(job, stacks)
+        back = torch.empty(sum(job.sizes(job.recv)), dtype=dtype, device=device)
+        offset = 0
+        for peer, ps in enumerate(job.recv):
+            for p in ps:
+                result = unit_of(results, p.slot)[p.in_unit]
+                if peer == me:
+                    outputs[p.param][p.local].copy_(result)
+                else:
+                    back[offset : offset + p.numel].view(p.shape).copy_(result)
+                    offset += p.numel
+        return back
+
+    def orthogonalize_batches(job: Job, stacks: list[Tensor]) -> list[Tensor]:
+        """One batched NS per batch of my units (`[B, m, n]` each); results alike."""
         t0 = time.perf_counter()
-        for batch in job.batches:
-            stack = torch.stack([units[i].reshape(batch.matrix_shape) for i in batch.slots])
-            out = newton_schulz(
-                stack, schedule, eps=eps, dtype=dtype, method=batch.method, block=plan.ns_block
+        results = []
+        for batch, stack in zip(job.batches, stacks):
+            results.append(
+                newton_schulz(
+                    stack, schedule, eps=eps, dtype=dtype, method=batch.method, block=plan.ns_block
+                )
             )
-            for i, r in zip(batch.slots, out):
-                results[i] = r.reshape(job.box_shapes[i])
             stats.ns_flops += batch.flops_per_unit * len(batch.slots)
             stats.ns_units += len(batch.slots)
             stats.ns_calls += 1
         stats.ns_time_s += time.perf_counter() - t0
         return results
 
-    def compute(job: Job, received: Tensor) -> Tensor:
-        units = [torch.empty(s, dtype=dtype, device=device) for s in job.box_shapes]
-        offset = 0
-        for ps in job.recv:
-            for p in ps:
-                units[p.slot][p.in_unit] = received[offset : offset + p.numel].view(p.shape)
-                offset += p.numel
-        if not units:
-            return torch.empty(0, dtype=dtype, device=device)
-        results = orthogonalize_units(job, units)
-        return torch.cat([results[p.slot][p.in_unit].reshape(-1) for ps in job.recv for p in ps])
-
-    def compute_local(job: Job) -> None:
-        # Every unit is whole on this rank: read it from the update, write the result back.
-        mine = job.send[job.group.me]
-        units = [updates[p.param][p.local] for p in mine]
-        for p, r in zip(mine, orthogonalize_units(job, units)):
-            outputs[p.param][p.local] = r
-
     def unpack_back(job: Job, returned: Tensor) -> None:
         offset = 0
-        for ps in job.send:
+        for peer, ps in enumerate(job.send):
+            if peer == job.group.me:
+                continue
             for p in ps:
-                outputs[p.param][p.local] = returned[offset : offset + p.numel].view(p.shape)
+                outputs[p.param][p.local].copy_(returned[offset : offset + p.numel].view(p.shape))
                 offset += p.numel
 
     def run(jobs: list[Job]) -> None:
@@ -596,8 +638,8 @@ def orthogonalize(
                     job, pack_forward(job), job.sizes(job.send), job.sizes(job.recv)
                 )
         for job in jobs:
-            if not job.needs_comm:
-                compute_local(job)
+            if not job.needs_comm:  # every unit whole on its owner: no collective
+                compute(job, torch.empty(0, dtype=dtype, device=device))
         backward = []
         for job in comm_jobs:
             received, work = forward.pop(id(job))
@@ -617,17 +659,21 @@ def orthogonalize(
 
     def start_gather(gather: Gather):
         """Send my replica's finished pieces to my counterparts in every other replica and
-        receive theirs: one all_to_all_single, my pieces repeated once per replica."""
-        sizes = gather.sizes
-        me = gather.replicas.me
-        flat = [outputs[p.param][p.local].reshape(-1) for p in gather.pieces[me]]
-        mine = torch.cat(flat) if flat else torch.empty(0, dtype=dtype, device=device)
+        receive theirs: one all_to_all_single, my pieces once per other replica."""
+        sizes, me = gather.sizes, gather.replicas.me
         chunks = gather.replicas.group_ranks  # position of each replica in the process group
         send_sizes, recv_sizes = [0] * len(sizes), [0] * len(sizes)
         for replica, chunk in enumerate(chunks):
-            send_sizes[chunk], recv_sizes[chunk] = sizes[me], sizes[replica]
+            if replica != me:
+                send_sizes[chunk], recv_sizes[chunk] = sizes[me], sizes[replica]
+        send = torch.empty(sum(send_sizes), dtype=dtype, device=device)
+        share, offset = sizes[me], 0
+        for p in gather.pieces[me]:
+            send[offset : offset + p.numel].view(p.shape).copy_(outputs[p.param][p.local])
+            offset += p.numel
+        for k in range(1, len(sizes) - 1):  # the same share for every other replica
+            send[k * share : (k + 1) * share].copy_(send[:share])
         recv = torch.empty(sum(recv_sizes), dtype=dtype, device=device)
-        send = mine.repeat(len(sizes))
         work = dist.all_to_all_single(
             recv,
             send,
@@ -636,21 +682,24 @@ def orthogonalize(
             group=gather.replicas.process_group,
             async_op=True,
         )
-        stats.bytes_sent += (len(sizes) - 1) * sizes[me] * mine.element_size()
-        stats.bytes_received += (sum(sizes) - sizes[me]) * mine.element_size()
+        stats.bytes_sent += sum(send_sizes) * send.element_size()
+        stats.bytes_received += sum(recv_sizes) * send.element_size()
         stats.collectives += 1
         if max_in_flight == 1:
             wait(work)
         return recv, work
 
     def unpack_gather(gather: Gather, recv: Tensor) -> None:
-        starts = np.cumsum([0] + [gather.sizes[r] for r in np.argsort(gather.replicas.group_ranks)])
-        for replica, chunk in enumerate(gather.replicas.group_ranks):
-            if replica == gather.replicas.me:
+        me, chunks = gather.replicas.me, gather.replicas.group_ranks
+        by_chunk = np.argsort(chunks)  # replica index at each process-group position
+        received = [0 if r == me else gather.sizes[r] for r in by_chunk]
+        starts = np.cumsum([0, *received])
+        for replica, chunk in enumerate(chunks):
+            if replica == me:
                 continue
             offset = int(starts[chunk])
             for p in gather.pieces[replica]:
-                outputs[p.param][p.local] = recv[offset : offset + p.numel].view(p.shape)
+                outputs[p.param][p.local].copy_(recv[offset : offset + p.numel].view(p.shape))
                 offset += p.numel
 
     mine = [j for j in plan.jobs if j.mine]
