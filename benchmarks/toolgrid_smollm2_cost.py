@@ -10,7 +10,7 @@ gap check's log-prob half, as three full forwards (every position's logits, the 
 against `turn_scores` (the three contexts in one forward, logits at the scored turn only);
 the sampler's prefill of 16 first prompts with every position's logits against each row's
 last only (`logits_to_keep`); one decoding step per episode at 1, 8 and 32 episodes per KV
-cache.
+cache; the machine's matrix-product rate (GFLOP/s) in float32 and bfloat16.
 """
 
 from __future__ import annotations
@@ -164,6 +164,16 @@ def main() -> int:
             ]
             per_row[str(batch)] = round(statistics.median(times) / batch, 4)
         out["decode_step_s_per_episode"] = per_row
+        rates = {}
+        for dtype in (torch.float32, torch.bfloat16):
+            w = torch.randn(1536, 576, dtype=dtype)  # one of SmolLM2's FFN projections
+            for rows in (64, 512):
+                x = torch.randn(rows, 576, dtype=dtype)
+                t = statistics.median(seconds(lambda x=x, w=w: x @ w.T) for _ in range(21))
+                rates[f"{str(dtype).split('.')[1]} {rows} rows"] = round(
+                    2 * rows * 576 * 1536 / t / 1e9, 1
+                )
+        out["matmul_gflops"] = rates
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(out, indent=2) + "\n")
     print(json.dumps(out, indent=2))
