@@ -12,4 +12,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PYTHONPATH="$PWD"
-exec timeout 590 python benchmarks/toolgrid_smollm2_gap_check.py --device cuda "$@"
+exec timeout 590 python benchmarks/toolgrid_smollm2_gap_check.py --device cuda --before "$@"

@@ -146,3 +146,19 @@ def test_a_forward_that_fills_the_cache_has_the_same_gradients():
         grads.append({n: p.grad.clone() for n, p in model.named_parameters()})
     for name, g in grads[0].items():
         torch.testing.assert_close(grads[1][name], g, rtol=1e-5, atol=1e-7, msg=name)
+
+
+def test_logits_to_keep_equals_the_kept_rows_of_all_logits():
+    """`logits_to_keep` (a [B, T] mask) gives the kept positions' logits in row-major order,
+    with and without a KV cache."""
+    torch.manual_seed(0)
+    model = MoETransformer(preset("tiny")).eval()
+    tokens = torch.randint(0, model.config.vocab_size, (3, 7))
+    keep = torch.rand(3, 7) < 0.4
+    keep[0, -1] = True
+    with torch.no_grad():
+        full = model(tokens)
+        torch.testing.assert_close(model(tokens, logits_to_keep=keep), full[keep])
+        cache = KVCache.empty(model.config, 3, 16)
+        kept = model(tokens, cache=cache, start_pos=torch.tensor([0, 0, 0]), logits_to_keep=keep)
+        torch.testing.assert_close(kept, full[keep], rtol=1e-4, atol=1e-4)

@@ -30,8 +30,10 @@ from etude.recipes.toolgrid.hint_reading import (
     predicted_benefit,
     predicts_benefit,
     reads_hints,
+    turn_scores,
 )
-from etude.recipes.toolgrid.train import RunConfig
+from etude.recipes.toolgrid.train import ModelSettings, RunConfig
+from etude.rl.trajectory import ByteChat, tokenize
 
 
 def test_paired_bootstrap_interval_contains_the_mean_and_shrinks_to_a_point():
@@ -150,6 +152,30 @@ def test_contexts_differ_only_in_the_message_before_the_correct_call():
     assert hint[2]["content"].endswith(f"Did you mean {task.requests[0].function}={name}?")
     assert task.registry.function_of(name) == task.requests[0].function
     assert call["content"][offset:] == name
+
+
+def test_turn_scores_in_one_batch_equal_a_full_forward_per_context():
+    """The three contexts scored in one right-padded forward, projected at the scored
+    positions only, give each context's log-prob and name-byte arg-max of a full forward."""
+    from etude.recipes.toolgrid.policy import BytePolicy
+
+    torch.manual_seed(0)
+    policy = BytePolicy(ModelSettings(dim=32, n_layers=2, dense_ffn_dim=64).config()).eval()
+    _, heldout = split_registries(0, 10, 5, 3)
+    rng = random.Random(0)
+    contexts, offset = first_call_contexts(sample_task(heldout[0], 2, rng), rng)
+    lists = list(contexts.values())
+    got = turn_scores(policy, lists, offset)
+    for messages, (logp, right) in zip(lists, got):
+        t = tokenize(messages, ByteChat())
+        with torch.no_grad():
+            full = torch.log_softmax(policy(t.tokens[None, :-1])[0], -1)
+        scored = (t.trainable[1:] & (t.turn[1:] == len(messages) - 1)).nonzero()[:, 0]
+        target = t.tokens[1:]
+        want = full[scored, target[scored]].sum()
+        assert abs(logp - float(want)) < 1e-3
+        name_pos = scored[offset]  # one byte per character
+        assert right == bool(full[name_pos].argmax() == target[name_pos])
 
 
 def test_experiment_refuses_to_start_when_the_gap_is_about_zero(tmp_path, capsys):

@@ -355,9 +355,14 @@ class MoETransformer(nn.Module):
         *,
         positions: Tensor | None = None,
         return_aux_loss: bool = False,
+        logits_to_keep: Tensor | None = None,
     ) -> Tensor | tuple[Tensor, Tensor]:
         """tokens [B, T] int64 -> logits [B, T, vocab] (and the summed load-balancing loss of
         the MoE layers, a scalar, zero for a dense model, if `return_aux_loss`).
+        `logits_to_keep` [B, T] bool: logits [N, vocab] at the N kept positions only, in
+        row-major order (as transformers' boolean `logits_to_keep`): the vocabulary
+        projection of the other positions, a fifth of a small model's compute at a large
+        vocabulary, is never made.
 
         Token t sits at position `start_pos + t`, or at `positions[t]` when given (context
         parallelism passes the global positions of its sequence chunks; not with a cache).
@@ -388,6 +393,8 @@ class MoETransformer(nn.Module):
             h, layer_aux = layer(h, positions, layer_cache)
             if layer_aux is not None:
                 aux = aux + layer_aux
+        if logits_to_keep is not None:
+            h = h[logits_to_keep.to(h.device)]
         h = self.norm(h)
         if self.config.tie_embeddings:
             logits = F.linear(h, self.tok_embeddings.weight)

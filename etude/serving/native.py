@@ -94,9 +94,12 @@ def _feed(policy, cache: KVCache, rows: list[list[int]], starts: list[int], pad:
     device = cache.keys[0].device
     tokens = torch.tensor([r + [pad] * (width - len(r)) for r in rows], device=device)
     start_pos = torch.tensor(starts, device=device)
-    logits = policy(tokens, cache=cache, start_pos=start_pos)
-    last = torch.tensor([len(r) - 1 for r in rows], device=device)
-    return logits[torch.arange(len(rows), device=device), last].float(), cache
+    # only each row's last position needs logits: at SmolLM2's vocabulary the projection of
+    # a whole prompt is a fifth of its forward, and [B, T, V] floats
+    last = torch.zeros(tokens.shape, dtype=torch.bool, device=device)
+    last[torch.arange(len(rows), device=device), [len(r) - 1 for r in rows]] = True
+    logits = policy(tokens, cache=cache, start_pos=start_pos, logits_to_keep=last)
+    return logits.float(), cache
 
 
 def _draw(logits: Tensor, temperature: float, generator: torch.Generator) -> int:
@@ -121,7 +124,8 @@ def rollouts(
     turns: TurnFormat | None = None,
 ) -> None:
     """Play every env of `envs` to the end with `policy` (an `etude.models`-style model:
-    `policy(tokens [B, T], cache=, start_pos=[B]) -> logits [B, T, V]`, with a `config`),
+    `policy(tokens [B, T], cache=, start_pos=[B], logits_to_keep=[B, T] bool) -> logits
+    [N, V]` at the kept positions, with a `config`),
     episode i drawing from `generators[i]`; temperature 0 is greedy.
 
     Turn by turn, all unfinished episodes at once: each feeds the prompt tokens not yet in

@@ -30,31 +30,49 @@ from torch import nn
 
 from etude.envs.toolgrid import ARGS, NAMES, Episode, Task, call_message, sample_task
 from etude.recipes.toolgrid.train import PLACEBO_TEXT, RunConfig, chat_tokenizer, play
+from etude.rl.batch import pad_batch
 from etude.rl.feedback.detectors import not_found_text
 from etude.rl.trajectory import ByteChat, ChatTokenizer, Message, tokenize
 
 CONTEXTS = ("none", "hint", "placebo")
 
 
+def turn_scores(
+    policy: nn.Module,
+    contexts: list[list[Message]],
+    name_offset: int,
+    tok: ChatTokenizer | None = None,
+) -> list[tuple[float, bool]]:
+    """Per message list of `contexts`: (log-probability of the last message's trainable
+    tokens, whether the token holding the character `name_offset` characters into that
+    message's text is the arg-max) under teacher forcing, in `tok`'s template (default
+    ByteChat, where that token is the byte). One right-padded forward for all lists, with
+    the vocabulary projected at the scored positions only."""
+    tok = tok or ByteChat()
+    seqs = [tokenize(messages, tok) for messages in contexts]
+    # position t predicts token t + 1: keep the positions whose target is the last turn's
+    keeps = [t.trainable[1:] & (t.turn[1:] == len(m) - 1) for t, m in zip(seqs, contexts)]
+    tokens, keep = pad_batch([t.tokens[:-1] for t in seqs], keeps)
+    device = next(policy.parameters()).device
+    with torch.no_grad():
+        logits = policy(tokens.to(device), logits_to_keep=keep.to(device))
+    logp = torch.log_softmax(logits.float(), -1).cpu()  # [N, V], rows in row-major order
+    out, at = [], 0
+    for t, k in zip(seqs, keeps):
+        ids = t.tokens[1:][k]
+        rows = logp[at : at + len(ids)]
+        at += len(ids)
+        token_logp = rows.gather(-1, ids[:, None])[:, 0]
+        i = next(i for i in range(len(ids)) if len(tok.decode(ids[: i + 1].tolist())) > name_offset)
+        out.append((float(token_logp.sum()), bool(rows[i].argmax() == ids[i])))
+    return out
+
+
 def turn_score(
     policy: nn.Module, messages: list[Message], name_offset: int, tok: ChatTokenizer | None = None
 ) -> tuple[float, bool]:
-    """(log-probability of the last message's trainable tokens, whether the token holding
-    the character `name_offset` characters into that message's text is the arg-max) under
-    teacher forcing, in `tok`'s template (default ByteChat, where that token is the byte)."""
-    tok = tok or ByteChat()
-    t = tokenize(messages, tok)
-    device = next(policy.parameters()).device
-    with torch.no_grad():
-        logp = torch.log_softmax(policy(t.tokens[None, :-1].to(device))[0].float(), -1).cpu()
-    target = t.tokens[1:]
-    scored = t.trainable[1:] & (t.turn[1:] == len(messages) - 1)
-    token_logp = logp.gather(-1, target[:, None])[:, 0]
-    turn = scored.nonzero()[:, 0]
-    ids = target[turn].tolist()
-    k = next(k for k in range(len(ids)) if len(tok.decode(ids[: k + 1])) > name_offset)
-    name_pos = int(turn[k])
-    return float(token_logp[scored].sum()), bool(logp[name_pos].argmax() == target[name_pos])
+    """`turn_scores` of one message list."""
+    return turn_scores(policy, [messages], name_offset, tok)[0]
 
 
 def first_call_contexts(task: Task, rng: random.Random) -> tuple[dict[str, list[Message]], int]:
@@ -89,8 +107,9 @@ def hint_reading(policy: nn.Module, cfg: RunConfig, tasks: int = 300, seed: int 
     for i in range(tasks):
         task = sample_task(heldout[i % len(heldout)], tg.n_requests, rng)
         contexts, offset = first_call_contexts(task, rng)
-        for c, messages in contexts.items():
-            scores[c].append(turn_score(policy, messages, offset, tok))
+        scored = turn_scores(policy, [contexts[c] for c in CONTEXTS], offset, tok)
+        for c, score in zip(CONTEXTS, scored):
+            scores[c].append(score)
     out: dict = {"tasks": tasks, "chance_first_byte_among_offered": 1 / tg.n_tools}
     for c, rows in scores.items():
         out[c] = {
@@ -100,7 +119,24 @@ def hint_reading(policy: nn.Module, cfg: RunConfig, tasks: int = 300, seed: int 
         if c != "none":
             gains = [a[0] - b[0] for a, b in zip(rows, scores["none"])]
             out[c]["median_logp_gain_vs_none"] = statistics.median(gains)
+            out[c]["mean_logp_gain_vs_none"] = statistics.fmean(gains)
+            out[c]["logp_gain_se"] = _standard_error(gains)
+            out[c]["share_of_tasks_gaining"] = sum(g > 0 for g in gains) / len(gains)
     return out
+
+
+def _standard_error(xs: list[float]) -> float:
+    """Standard error of the mean of `xs` (0.0 for fewer than two values)."""
+    return statistics.stdev(xs) / len(xs) ** 0.5 if len(xs) > 1 else 0.0
+
+
+def _first_turn_calls(ep: Episode) -> tuple[bool, bool]:
+    """(the episode's first assistant turn calls a tool, it calls the tool the first
+    request needs)."""
+    turn = next((m for m in ep.messages if m["role"] == "assistant"), None)
+    calls = (turn or {}).get("tool_calls") or []
+    right = ep.task.registry.name_of(ep.task.requests[0].function)
+    return bool(calls), any(c["function"]["name"] == right for c in calls)
 
 
 def reads_hints(result: dict, min_gain: float = 0.5) -> bool:
@@ -111,12 +147,12 @@ def reads_hints(result: dict, min_gain: float = 0.5) -> bool:
     return hint >= min_gain and hint >= result["placebo"]["median_logp_gain_vs_none"] + min_gain
 
 
-def hinted_success(
-    policy: nn.Module, cfg: RunConfig, episodes: int = 100, seed: int = 0
-) -> dict[str, float]:
+def hinted_success(policy: nn.Module, cfg: RunConfig, episodes: int = 100, seed: int = 0) -> dict:
     """Success rate of sampled held-out episodes played from the start ("none") and with
     the tool-not-found hint of `first_call_contexts` inserted before the first assistant
-    turn ("hint"), the same tasks and sampling seeds for both; "gap" is hint − none."""
+    turn ("hint"), the same tasks and sampling seeds for both; "gap" is hint − none, with
+    standard errors (the gap's paired by episode) and, per context, the share of episodes
+    whose first turn calls a tool and calls the right one (has the format been learned)."""
     tg = cfg.toolgrid
     _, heldout = tg.registries()
     rng = random.Random(seed + 1)
@@ -129,11 +165,18 @@ def hinted_success(
             if c == "hint":
                 eps[-1].messages.append(contexts["hint"][2])
     seeds = [seed * 100_003 + i for i in range(episodes)]
-    out = {}
+    out: dict = {"episodes": episodes}
     for c, eps in played.items():
         play(policy, chat_tokenizer(cfg.model), eps, seeds, cfg)
         out[c] = sum(ep.reward for ep in eps) / episodes
-    return {"episodes": episodes, **out, "gap": out["hint"] - out["none"]}
+        out[f"{c}_se"] = _standard_error([ep.reward for ep in eps])
+        first = [_first_turn_calls(ep) for ep in eps]
+        out[f"{c}_first_turn_call_rate"] = sum(a for a, _ in first) / episodes
+        out[f"{c}_first_turn_right_tool_rate"] = sum(b for _, b in first) / episodes
+    out["gap"] = out["hint"] - out["none"]
+    diffs = [h.reward - n.reward for h, n in zip(played["hint"], played["none"])]
+    out["gap_se"] = _standard_error(diffs)
+    return out
 
 
 def gap_check(

@@ -25,8 +25,8 @@ def allowed_bytes() -> Tensor:
 
 class BytePolicy(nn.Module):
     """`MoETransformer` whose logits of disallowed bytes are pinned to a large negative value;
-    same call signature (`tokens [B, T]`, `cache`, `start_pos`: an int or one per row [B])
-    and `config`."""
+    same call signature (`tokens [B, T]`, `cache`, `start_pos`: an int or one per row [B],
+    `logits_to_keep`) and `config`."""
 
     def __init__(self, config: MoEConfig):
         super().__init__()
@@ -37,9 +37,15 @@ class BytePolicy(nn.Module):
         self.register_buffer("bias", torch.where(allowed_bytes(), 0.0, NEG), persistent=False)
 
     def forward(
-        self, tokens: Tensor, cache: KVCache | None = None, start_pos: int | Tensor = 0
+        self,
+        tokens: Tensor,
+        cache: KVCache | None = None,
+        start_pos: int | Tensor = 0,
+        *,
+        logits_to_keep: Tensor | None = None,
     ) -> Tensor:
-        return self.model(tokens, cache=cache, start_pos=start_pos) + self.bias
+        logits = self.model(tokens, cache=cache, start_pos=start_pos, logits_to_keep=logits_to_keep)
+        return logits + self.bias
 
 
 def muon_optimizer(policy: BytePolicy, lr: float, weight_decay: float = 0.0) -> Muon:

@@ -270,12 +270,14 @@ def warm_started_policy(
     train: list[Registry],
     log: Callable[[int, float, nn.Module], None] | None = None,
     device: torch.device | str = "cpu",
+    policy: nn.Module | None = None,
 ) -> nn.Module:
-    """A policy (`new_policy`, on `device`) trained on `cfg.warm_start.steps` batches of
+    """A policy (`new_policy`, on `device`; or `policy`, trained in place: a checkpoint
+    already loaded need not be loaded again) trained on `cfg.warm_start.steps` batches of
     noisy demonstrations (and lookup drills, when `cfg.warm_start.drills` asks for them) in
     its chat template. `log(step, loss, policy)` runs after each step."""
     torch.manual_seed(cfg.seed)
-    policy = new_policy(cfg.model).to(device)
+    policy = (new_policy(cfg.model) if policy is None else policy).to(device)
     ws = cfg.warm_start
     if ws.optimizer == "adamw":
         opt = torch.optim.AdamW(policy.parameters(), lr=ws.lr, betas=(0.9, 0.98), weight_decay=0)
