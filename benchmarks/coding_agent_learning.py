@@ -8,8 +8,10 @@ given, split train/held-out with `--split-seed`, `--heldout-share` and
 `etude.recipes.sft.train` (SmolLM2, the last `--train-layers` layers, seed `--split-seed`;
 with `--first-turns` on each demonstration cut after its first accepted tool call; with
 `--then-whole-steps N` that is followed by N steps on the whole demonstrations at
-`--then-whole-lr`, started from the first SFT's checkpoint; trajectories over
-`--sft-max-tokens` are left out). Then, per seed in `--seeds`, from those same weights: the
+`--then-whole-lr` (on the last `--then-whole-layers`, with `--whole-with-openings` on the
+openings too, so the call format is rehearsed beside the later turns; in `--whole-name`),
+started from the first SFT's checkpoint; trajectories over `--sft-max-tokens` are left
+out). Then, per seed in `--seeds`, from those same weights: the
 share of held-out first turns that call a known tool with valid JSON arguments holding the
 tool's required keys (`--samples` per held-out task, temperature 0.8, sampled under the
 seed), and `--iterations` of the coding loop (`configs/coding-smol.toml`, the seed's,
@@ -23,7 +25,11 @@ loop evaluates the held-out tasks before its first update. So the spread across 
 spread of sampling and RL from one warm start on one split. The seeds run in rounds (every
 seed's iteration k before any seed's k + 1, each seed's loop resumed from its checkpoint),
 so a run cut short leaves every seed at about as many iterations. `--only-data` builds the
-curriculum and the demonstrations and stops. Beside it, per iteration: the train reward, and
+curriculum and the demonstrations and stops. `--screen` measures a warm start on held-out
+rollouts without RL: per seed, the loop's held-out evaluation (what RL's iteration 0
+runs) of those weights, under `seeds.<seed>.screen`: reward, the share of episodes that
+called a write tool and that changed their workspace, and the graded fraction of each that
+changed it. Beside it, per iteration: the train reward, and
 per held-out episode its task, reward, graded fraction, whether it changed the workspace and
 the tools it called (`heldout_episodes`, read from the loop's
 `iter_NNNN/heldout/graded.jsonl`), and the share of held-out episodes that changed their
