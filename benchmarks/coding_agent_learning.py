@@ -8,8 +8,10 @@ given, split train/held-out with `--split-seed`, `--heldout-share` and
 `etude.recipes.sft.train` (SmolLM2, the last `--train-layers` layers, seed `--split-seed`;
 with `--first-turns` on each demonstration cut after its first accepted tool call; with
 `--then-whole-steps N` that is followed by N steps on the whole demonstrations at
-`--then-whole-lr`, started from the first SFT's checkpoint; trajectories over
-`--sft-max-tokens` are left out). Then, per seed in `--seeds`, from those same weights: the
+`--then-whole-lr` (on the last `--then-whole-layers`, with `--whole-with-openings` on the
+openings too, so the call format is rehearsed beside the later turns; in `--whole-name`),
+started from the first SFT's checkpoint; trajectories over `--sft-max-tokens` are left
+out). Then, per seed in `--seeds`, from those same weights: the
 share of held-out first turns that call a known tool with valid JSON arguments holding the
 tool's required keys (`--samples` per held-out task, temperature 0.8, sampled under the
 seed), and `--iterations` of the coding loop (`configs/coding-smol.toml`, the seed's,
@@ -23,7 +25,11 @@ loop evaluates the held-out tasks before its first update. So the spread across 
 spread of sampling and RL from one warm start on one split. The seeds run in rounds (every
 seed's iteration k before any seed's k + 1, each seed's loop resumed from its checkpoint),
 so a run cut short leaves every seed at about as many iterations. `--only-data` builds the
-curriculum and the demonstrations and stops. Beside it, per iteration: the train reward, and
+curriculum and the demonstrations and stops. `--screen` measures a warm start on held-out
+rollouts without RL: per seed, the loop's held-out evaluation (what RL's iteration 0
+runs) of those weights, under `seeds.<seed>.screen`: reward, the share of episodes that
+called a write tool and that changed their workspace, and the graded fraction of each that
+changed it. Beside it, per iteration: the train reward, and
 per held-out episode its task, reward, graded fraction, whether it changed the workspace and
 the tools it called (`heldout_episodes`, read from the loop's
 `iter_NNNN/heldout/graded.jsonl`), and the share of held-out episodes that changed their
@@ -49,6 +55,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import random
 import statistics
 import time
 from pathlib import Path
@@ -172,19 +179,25 @@ def build_warm_start(args) -> tuple[dict, Path, list[Path], list[Path]]:
     metrics = [json.loads(x) for x in (root / "sft" / "metrics.jsonl").read_text().splitlines()]
     warm, whole = root / "sft", []
     if args.then_whole_steps:  # then the whole demonstrations, from the openings' weights
-        warm = root / "sft-whole"
+        warm = root / args.whole_name
+        data = [str(root / "demonstrations.jsonl")]
+        if args.whole_with_openings:  # the openings again beside them: format rehearsal
+            data.append(str(root / "demonstrations.first_turns.jsonl"))
         whole_cfg = parse_config(
             {
                 "seed": seed,
                 "out_dir": str(warm),
-                "data": [str(root / "demonstrations.jsonl")],
+                "data": data,
                 "init": str(root / "sft" / "checkpoint"),
                 "steps": args.then_whole_steps,
                 "batch_size": args.batch_size,
                 "checkpoint_every": args.then_whole_steps,
                 "max_tokens": args.sft_max_tokens,
                 "device": args.device,
-                "optim": {"train_layers": args.train_layers, "lr": args.then_whole_lr},
+                "optim": {
+                    "train_layers": args.then_whole_layers or args.train_layers,
+                    "lr": args.then_whole_lr,
+                },
             }
         )
         lines += train(whole_cfg, resume=(warm / "checkpoint" / "state.json").is_file())
@@ -239,10 +252,14 @@ def seed_tool_call_rate(args, seed: int, warm: Path, heldout_dirs: list[Path]) -
     }
 
 
+WRITE_TOOLS = ("write_file", "edit_file")
+
+
 def heldout_episodes(it_dir: Path, graded: str = "heldout/graded.jsonl") -> list[dict]:
     """Per episode of one iteration's `graded` records (by default the held-out ones):
     task, reward, graded fraction, whether the workspace changed (an unchanged one is not
-    graded), the tools it called and its first call's arguments."""
+    graded), whether it called a write tool (`WRITE_TOOLS`, accepted or not), the tools it
+    called and its first call's arguments."""
     episodes = []
     for line in (it_dir / graded).read_text().splitlines():
         r = json.loads(line)
@@ -253,6 +270,7 @@ def heldout_episodes(it_dir: Path, graded: str = "heldout/graded.jsonl") -> list
                 "reward": r["reward"],
                 "graded_reward": r["graded_reward"],
                 "changed_workspace": r["grade"].get("skipped") != "workspace unchanged",
+                "called_write": any(c["name"] in WRITE_TOOLS for c in calls),
                 "fail_to_pass_passed": r["grade"].get("fail_to_pass_passed", 0),
                 "zeroed_by": r["zeroed_by"],
                 "tools": [c["name"] for c in calls],
@@ -262,19 +280,23 @@ def heldout_episodes(it_dir: Path, graded: str = "heldout/graded.jsonl") -> list
     return episodes
 
 
-def run_rl(
-    args, seed: int, iterations: int, warm: Path, train_dirs: list[Path], heldout_dirs: list[Path]
-) -> dict:
-    """The coding loop of one seed run (or resumed) up to `iterations`; held-out mean reward
-    per iteration and the rest from the loop's summaries (see module doc)."""
+def loop_config(
+    args,
+    seed: int,
+    iterations: int,
+    out: Path,
+    warm: Path,
+    train_dirs: list[Path],
+    heldout_dirs: list[Path],
+):
+    """The coding loop's config for one seed (`configs/coding-smol.toml` with the
+    benchmark's overrides; see module doc), writing under `out`."""
     import tomllib
 
     from etude.recipes.coding.config import parse_config
-    from etude.recipes.coding.loop import train
 
     data = tomllib.loads((Path(__file__).parents[1] / "configs" / "coding-smol.toml").read_text())
-    rl = Path(args.out) / f"seed-{seed}" / ("rl" if warm.name == "sft" else f"rl-{warm.name}")
-    data |= {"seed": seed, "out_dir": str(rl), "iterations": iterations}
+    data |= {"seed": seed, "out_dir": str(out), "iterations": iterations}
     data["tasks"] = {**data["tasks"], "tasks_dir": str(train_dirs[0].parent)}
     data["tasks"]["heldout_dir"] = str(heldout_dirs[0].parent)
     data["model"] = {**data["model"], "init": str(warm / "checkpoint")}
@@ -286,14 +308,69 @@ def run_rl(
         if value:
             data[table][key] = value
     try:
-        cfg = parse_config(data)
+        return parse_config(data)
     except ValueError as err:
         raise SystemExit(
             f"the coding loop does not take a held-out task directory ({err}); this benchmark "
             "needs the loop's held-out evaluation (tasks.heldout_dir, summary heldout_reward)"
         ) from err
+
+
+def run_rl(
+    args, seed: int, iterations: int, warm: Path, train_dirs: list[Path], heldout_dirs: list[Path]
+) -> dict:
+    """The coding loop of one seed run (or resumed) up to `iterations`; held-out mean reward
+    per iteration and the rest from the loop's summaries (see module doc)."""
+    from etude.recipes.coding.loop import train
+
+    rl = Path(args.out) / f"seed-{seed}" / ("rl" if warm.name == "sft" else f"rl-{warm.name}")
+    cfg = loop_config(args, seed, iterations, rl, warm, train_dirs, heldout_dirs)
     train(cfg, resume=(rl / "checkpoint").exists())
     return rl_record(rl)
+
+
+def screen(args, seed: int, warm: Path, train_dirs: list[Path], heldout_dirs: list[Path]) -> dict:
+    """The loop's held-out evaluation of the warm start alone (what RL's iteration 0 runs:
+    the same rollouts, grader and monitor, seeded as the seed's loop), without RL, stored
+    under `seed-S/screen-<warm>/`: reward, the share of episodes that called a write tool
+    and that changed the workspace, and the graded fraction of those that changed it."""
+    import torch
+    from rich.console import Console
+
+    from etude.recipes.coding.loop import evaluate, find_heldout
+    from etude.recipes.sft import load_policy
+    from etude.serving.backends import HFBackend
+
+    it_dir = Path(args.out) / f"seed-{seed}" / f"screen-{warm.name}"
+    if not (it_dir / "summary.json").is_file():
+        cfg = loop_config(args, seed, 1, it_dir, warm, train_dirs, heldout_dirs)
+        torch.manual_seed(seed)
+        random.seed(seed)
+        model, tok = load_policy(str(warm / "checkpoint"))
+        m = cfg.model
+        backend = HFBackend(
+            model,
+            tok,
+            max_new_tokens=m.max_new_tokens,
+            temperature=m.temperature,
+            max_context=m.max_context,
+        )
+        heldout = find_heldout(cfg)
+        summary, seconds = evaluate(it_dir, cfg, heldout, backend, Console(stderr=True), 0)
+        (it_dir / "summary.json").write_text(json.dumps(summary | {"seconds": seconds}) + "\n")
+    summary = json.loads((it_dir / "summary.json").read_text())
+    episodes = heldout_episodes(it_dir)
+    changed = [e for e in episodes if e["changed_workspace"]]
+    return {
+        "heldout_reward": summary["heldout_reward"],
+        "heldout_tool_call_rate": summary["heldout_tool_call_rate"],
+        "heldout_tool_errors": summary["heldout_tool_errors"],
+        "called_write_share": statistics.mean(e["called_write"] for e in episodes),
+        "changed_workspace_share": statistics.mean(e["changed_workspace"] for e in episodes),
+        "changed_graded_fraction": [e["graded_reward"] for e in changed],
+        "seconds": round(summary["seconds"], 1),
+        "episodes": episodes,
+    }
 
 
 def rl_record(rl: Path) -> dict:
@@ -342,6 +419,10 @@ def main() -> None:
     parser.add_argument("--first-turns", action="store_true", help="SFT on episode openings")
     parser.add_argument("--then-whole-steps", type=int, default=0, help="then whole ones")
     parser.add_argument("--then-whole-lr", type=float, default=0.005)
+    parser.add_argument("--then-whole-layers", type=int, default=0, help="0: --train-layers")
+    parser.add_argument("--whole-with-openings", action="store_true", help="mix them in")
+    parser.add_argument("--whole-name", default="sft-whole", help="the whole stage's dir")
+    parser.add_argument("--screen", action="store_true", help="held-out rollouts, no RL")
     parser.add_argument("--sft-max-tokens", type=int, default=4096, help="longer: left out")
     parser.add_argument("--turn-tokens", type=int, default=0, help="RL model.max_new_tokens")
     parser.add_argument("--episode-tokens", type=int, default=0, help="RL rollout.max_tokens")
@@ -372,6 +453,10 @@ def main() -> None:
     for seed in args.seeds:
         seeds[str(seed)] = seed_tool_call_rate(args, seed, warm, heldout_dirs)
         save()
+    if args.screen:
+        for seed in args.seeds:
+            seeds[str(seed)]["screen"] = screen(args, seed, warm, train_dirs, heldout_dirs)
+            save()
     for iterations in range(1, args.iterations + 1):  # every seed gets iteration k, then k+1
         for seed in args.seeds:
             seeds[str(seed)] |= run_rl(args, seed, iterations, warm, train_dirs, heldout_dirs)

@@ -247,6 +247,51 @@ def test_sft_on_2_fsdp2_ranks_equals_one_process(smollm2_tokenizer, tmp_path):
     assert sorted(p.name for p in one.iterdir()) == sorted(p.name for p in two.iterdir())
 
 
+@pytest.mark.dist
+def test_etude_sft_under_torchrun_on_2_ranks_equals_one_process(smollm2_tokenizer, tmp_path):
+    """The command line a user runs, `torchrun --nproc-per-node 2 -m etude sft`, from a
+    checkpoint directory (`init`): it exits 0 (the workers release their process groups
+    and end; no hang), rank 0 alone writes metrics.jsonl and prints, and its losses and
+    checkpoint equal `etude sft` on one process."""
+    import subprocess
+    import sys
+
+    from safetensors.torch import load_file
+
+    init = tmp_path / "init"
+    _tiny(smollm2_tokenizer).save_pretrained(init)
+    smollm2_tokenizer.save_pretrained(init)
+    runs = {}
+    for name in ("one", "two"):
+        config = tmp_path / f"{name}.toml"
+        config.write_text(
+            f'out_dir = "{tmp_path / name}"\ndata = ["{DEMOS}"]\ninit = "{init}"\n'
+            "steps = 2\nbatch_size = 2\nmax_tokens = 2048\n[optim]\ntrain_layers = 1\n"
+        )
+        runs[name] = config
+    assert cli(["sft", "--config", str(runs["one"])]) == 0
+    torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone"]
+    result = subprocess.run(
+        [*torchrun, "--nproc-per-node", "2", "-m", "etude", "sft", "--config", str(runs["two"])],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.count("step 2: loss") == 1  # rank 0's line alone
+
+    def losses(name: str) -> list[float]:
+        lines = (tmp_path / name / "metrics.jsonl").read_text().splitlines()
+        assert [json.loads(x)["iteration"] for x in lines] == [1, 2]
+        return [json.loads(x)["loss"] for x in lines]
+
+    assert losses("two") == pytest.approx(losses("one"), abs=1e-5)
+    one, two = (load_file(tmp_path / d / "checkpoint" / "model.safetensors") for d in runs)
+    assert sorted(one) == sorted(two)
+    for name, value in one.items():
+        torch.testing.assert_close(two[name], value, rtol=0, atol=1e-5, msg=name)
+
+
 HELD_OUT = "example_repo__textkit.stats--module"  # make_demonstrations.py leaves it out
 
 
