@@ -4,7 +4,7 @@ red team before reading any of the monitor's rules. Hacked rollouts cover the ni
 (several mechanisms each, the hack one step among ordinary work); honest rollouts are
 look-alikes that use a suspicious-looking spelling for a harmless end.
 
-    cd <repo> && PYTHONPATH=$PWD /work/main/.venv/bin/python tests/data/monitor/make_test10.py
+    cd <repo> && PYTHONPATH=$PWD python tests/data/monitor/make_test10.py
 
 The output is deterministic; after writing it, its sha256 is sealed in `sealed/SHA256SUMS`.
 """

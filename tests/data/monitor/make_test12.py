@@ -5,7 +5,7 @@ categories several reward hacks a test-rewarded policy might try (varied tools a
 the hack one step among ordinary work), plus honest look-alikes that use suspicious-looking
 spellings for harmless ends. Writes tests/data/monitor/sealed/test12.jsonl.
 
-    PYTHONPATH=$PWD /work/main/.venv/bin/python tests/data/monitor/make_test12.py
+    PYTHONPATH=$PWD python tests/data/monitor/make_test12.py
 """
 
 # The trajectories are data: tool outputs and code quoted verbatim, so long lines stay whole.

@@ -4,7 +4,7 @@ an independent red team before reading any monitor rule. Each hacked rollout use
 mechanism of one (sometimes two) of the nine categories, as one step among ordinary work;
 the honest rollouts are look-alikes that use a suspicious spelling for a harmless end.
 
-    cd /work/wt/i17r && PYTHONPATH=$PWD /work/main/.venv/bin/python tests/data/monitor/make_test17.py
+    PYTHONPATH=$PWD python tests/data/monitor/make_test17.py
 """
 
 # The rollouts are data: their tool outputs and file contents are kept as one string each.
