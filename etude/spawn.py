@@ -7,7 +7,9 @@ rank returned" and get either the results or an error holding every rank's trace
 Ranks rendezvous through a TCPStore that the parent process owns on a free port, so there
 is no port race between concurrent tests. Each rank registers `faulthandler` on SIGUSR1:
 when the deadline passes, the parent signals the ranks still running, collects the stack
-dumps of where each one is stuck, kills them and raises `RanksFailed`.
+dumps of where each one is stuck, kills them and raises `RanksFailed`. `faulthandler` also
+writes the stacks of a rank that a fatal signal kills (a segfault in a collective, say), so
+the report says where it died, not only its exit code.
 """
 
 from __future__ import annotations
@@ -98,6 +100,7 @@ def _rank_main(
 ) -> None:
     dump = open(os.path.join(dump_dir, f"rank{rank}.txt"), "w")  # noqa: SIM115 (kept open for faulthandler)
     faulthandler.register(signal.SIGUSR1, file=dump, all_threads=True)
+    faulthandler.enable(file=dump, all_threads=True)
     torch.set_num_threads(threads)
     try:
         store = dist.TCPStore("127.0.0.1", port, None, False, timeout=timedelta(seconds=timeout_s))
@@ -131,7 +134,7 @@ def _collect(
         except queue.Empty:
             for rank, p in enumerate(procs):
                 if rank not in outcomes and not p.is_alive():
-                    outcomes[rank] = ("error", f"process died with exit code {p.exitcode}")
+                    outcomes[rank] = ("error", _death_report(p.exitcode, dump_dir, rank))
         if any(kind == "error" for kind, _ in outcomes.values()):
             # The other ranks may be blocked on the failed one: give them a short grace
             # period to report their own error, then dump the stacks of the rest.
@@ -154,3 +157,14 @@ def _collect(
     failed = any(kind == "error" for kind, _ in outcomes.values())
     why = "a rank failed" if failed else f"timed out after {timeout_s:.0f} s"
     raise RanksFailed(f"{world_size}-rank run: {why}\n" + "\n".join(reports))
+
+
+def _death_report(exitcode: int | None, dump_dir: Path, rank: int) -> str:
+    """What is known of a rank whose process ended without reporting: its exit code (a
+    negative one is the signal that killed it) and faulthandler's stacks, if it wrote any."""
+    how = f"exit code {exitcode}"
+    if exitcode is not None and -exitcode in signal.valid_signals():
+        how = f"signal {signal.Signals(-exitcode).name}"
+    dump = dump_dir / f"rank{rank}.txt"  # absent when the rank died before opening it
+    stack = dump.read_text().strip() if dump.exists() else ""
+    return f"process died ({how})" + (f"; its stacks:\n{stack}" if stack else "")
