@@ -209,9 +209,8 @@ def test_llama_cpp_server_trains_on_exactly_the_sampled_tokens(llama_server, smo
 
     model, tokenizer = smollm2
     backend = OpenAIBackend(llama_server, max_tokens=6, temperature=1.0, tokenizer=tokenizer)
-    results, prompt_mismatches = [], 0
-    for seed in range(N_TRAJECTORIES):
-        env = ToolChat(seed)
+    envs, prompt_mismatches = [ToolChat(seed) for seed in range(N_TRAJECTORIES)], 0
+    for env in envs:
         while not env.done:
             prompt = tokenize(env.messages, backend.chat_template, add_generation_prompt=True)
             served = httpx.post(
@@ -221,8 +220,12 @@ def test_llama_cpp_server_trains_on_exactly_the_sampled_tokens(llama_server, smo
             prompt_mismatches += served != prompt.tokens.tolist()
             message, _ = backend.complete(env.messages, TOOLS)
             env.step(message)
-        (lp,) = hf_logprobs(model, backend.chat_template, [env.messages])
-        results.append(check_exact(env.messages, backend.chat_template, lp))
+    conversations = [e.messages for e in envs]
+    scores = hf_logprobs(model, backend.chat_template, conversations)
+    results = [
+        check_exact(m, backend.chat_template, lp)
+        for m, lp in zip(conversations, scores, strict=True)
+    ]
     total = summarize(results)
     print(f"llama.cpp server vs trainer: {total}, prompt mismatches {prompt_mismatches}")
     assert total["mismatches"] == 0 and total["turns"] == 2 * N_TRAJECTORIES
