@@ -152,6 +152,11 @@ class Assumptions:
     # Bytes per counted element; None: what Muon runs (`element_bytes` of fp32 parameters,
     # `ns_bytes` and `fused_elementwise`). Given, it predicts another data path.
     element_bytes: ElementBytes | None = None
+    # Host ops per piece copy and whether runs of pieces are one copy: what Muon runs by
+    # default; the runtime before its views were located once per plan issued 4 ops (the
+    # slices and views locating a piece, and its `copy_`) for every piece.
+    piece_copy_ops: int = PIECE_COPY_OPS
+    merge_runs: bool = True
 
 
 @dataclass(frozen=True)
@@ -303,14 +308,14 @@ class GroupResult:
                 count += 1
         return job
 
-    def piece_copies(self, job_numel: int) -> np.ndarray:
+    def piece_copies(self, job_numel: int, merge_runs: bool = True) -> np.ndarray:
         """`copy_` calls per member slot (`[len(flops)]`) of one step, as
         `sharded.data_path` locates them with jobs of `job_numel`: a holder's pieces of
         consecutive units of one parameter, of one shape, going to one owner in one job
         form a run, copied as one strided view (`located_copies`). Each run is copied into
         the send buffer and back out by a holder that does not own its units, into the NS
         stacks and out of the results by the owner, and once more in the replicas'
-        exchange (`_exchange_copies`)."""
+        exchange (`_exchange_copies`). Without `merge_runs`, every piece is its own run."""
         n, replicas = len(self.family.ranks), self.replicas
         job = self.job_of(job_numel)
         owner_slot = self.replica_of * n + self.owners
@@ -330,7 +335,7 @@ class GroupResult:
             slot, unit_job = owner_slot[start:stop], job[start:stop]
             same = (slot[1:] == slot[:-1]) & (unit_job[1:] == unit_job[:-1])
             continues = np.zeros_like(has)
-            continues[1:] = (
+            continues[1:] = merge_runs & (
                 has[1:] & has[:-1] & same[:, None] & (extent[1:] == extent[:-1]).all(axis=-1)
             )
             first = has & ~continues  # runs, by their first unit
@@ -685,13 +690,13 @@ def ns_calls_per_rank(planned: Planned, job_numel: int) -> tuple[np.ndarray, np.
     return calls_total, ops_total
 
 
-def piece_copies_per_rank(planned: Planned, job_numel: int) -> np.ndarray:
+def piece_copies_per_rank(planned: Planned, job_numel: int, merge_runs: bool = True) -> np.ndarray:
     """`copy_` calls of pieces per global rank (`[gpus]`) with jobs of `job_numel`
     (`GroupResult.piece_copies`), summed over groups as `per_rank` sums."""
     ranks = np.arange(planned.layout.gpus)
     total = np.zeros(planned.layout.gpus, dtype=np.int64)
     for g in planned.groups:
-        copies = g.piece_copies(job_numel)
+        copies = g.piece_copies(job_numel, merge_runs)
         total += copies[ranks % len(copies)]
     return total
 
@@ -778,8 +783,8 @@ def predict(
     t_python *= a.host_per_member_s
     ns_calls, ns_ops = ns_calls_per_rank(planned, a.job_numel)
     t_ns_host = ns_ops * a.host_per_op_s
-    copies = piece_copies_per_rank(planned, a.job_numel)
-    t_copies = copies * PIECE_COPY_OPS * a.host_per_op_s
+    copies = piece_copies_per_rank(planned, a.job_numel, a.merge_runs)
+    t_copies = copies * a.piece_copy_ops * a.host_per_op_s
     t_host_per_rank = t_launch + t_python + t_ns_host + t_copies
     t_host = float(t_host_per_rank.max())
     busiest_host = int(np.argmax(t_host_per_rank))
@@ -1068,7 +1073,7 @@ def print_report(report: dict, console: Console) -> None:
             f"NS ops {_si(t['host_ns_ops_s'], 's')} ({pr['ns_calls']['max']:.0f} calls, "
             f"{_si(pr['ns_host_ops']['max'], '')} ops x {_si(a['host_per_op_s'], 's')}), "
             f"piece copies {_si(t['host_piece_copies_s'], 's')} "
-            f"({pr['piece_copies']['max']:.0f} x {PIECE_COPY_OPS} ops)",
+            f"({pr['piece_copies']['max']:.0f} x {a['piece_copy_ops']} ops)",
         ),
     ]
     for name, seconds, source in rows:
