@@ -29,6 +29,12 @@ granularity), so no metadata is exchanged:
    ownership of later groups, so a rank that owns a large dense unit gets fewer expert
    units.
 
+5. Data path. Every buffer of a step (each parameter's direction, which NS results come
+   back into; each job's send and receive buffers, used by both all-to-alls; NS stacks
+   and results, shared by jobs of one batch shape) is made once per plan, and every copy
+   is located in them then (`data_path`): a step issues one `copy_` per copy, a run of a
+   holder's pieces of consecutive units going to one owner one strided copy.
+
 The runtime keeps up to `max_in_flight` forward transfers per group outstanding while it
 computes, so communication of later jobs overlaps NS of earlier ones. Jobs of replicated
 groups run first; their all-gathers then travel while the other groups (experts) compute.
