@@ -112,7 +112,7 @@ def elementwise_rate(device: torch.device, numel: int, reps: int) -> dict:
     ortho = torch.randn(numel, device=device, dtype=torch.bfloat16)
 
     def passes():
-        direction(grad, buf, 0.95, True, torch.bfloat16)
+        direction(grad, buf, 0.95, True, ortho)
         update(param, ortho, 0.999, 0.01)
 
     seconds = timed(passes, device, reps)

@@ -197,10 +197,9 @@ class Redundant:
     def step(self) -> StepStats:
         stats = StepStats()
         world, rank = dist.get_world_size(), dist.get_rank()
-        updates = [
-            momentum_direction(p.grad.to_local(), b, MOMENTUM, True, self.dtype)
-            for p, b in zip(self.params, self.buffers)
-        ]
+        updates = [torch.empty_like(b, dtype=self.dtype) for b in self.buffers]
+        for p, b, u in zip(self.params, self.buffers, updates):
+            momentum_direction(p.grad.to_local(), b, MOMENTUM, True, u)
         flat = torch.cat([u.reshape(-1) for u in updates])
         gathered = torch.empty(world * flat.numel(), dtype=self.dtype)
         comm(stats, lambda: dist.all_gather_single(gathered, flat))
@@ -242,10 +241,9 @@ class RoundRobin:
     def step(self) -> StepStats:
         stats = StepStats()
         world, rank = dist.get_world_size(), dist.get_rank()
-        updates = [
-            momentum_direction(p.grad.to_local(), b, MOMENTUM, True, self.dtype)
-            for p, b in zip(self.params, self.buffers)
-        ]
+        updates = [torch.empty_like(b, dtype=self.dtype) for b in self.buffers]
+        for p, b, u in zip(self.params, self.buffers, updates):
+            momentum_direction(p.grad.to_local(), b, MOMENTUM, True, u)
         elt = updates[0].element_size()
         forward = []
         for group in self.groups:  # shard of group[j] -> rank j

@@ -34,14 +34,22 @@ changes to that path:
   all-to-all, the replicas' exchange sends nothing to itself), with the norm and scale
   passes still on every unit;
 - trace_norm: the Gram iterations taking the norm from the trace of their Gram matrix
-  (no norm or scale pass): what Muon runs, the recommendation as it stands;
-- default_now: Muon's defaults (the "fused" setting) with the elementwise work as it runs
-  now, what `etude plan muon` predicts without options;
+  (no norm or scale pass);
+
+the rows up to trace_norm count the host's piece copies as the runtime issued them before
+its views were located once per plan (4 torch ops per piece, no runs); the two rows after
+it are those changes:
+- located: every copy's views located once per plan on kept buffers, one op (its
+  `copy_`) per copy;
+- runs: a holder's pieces of consecutive units of one parameter going to one owner in one
+  job copied as one strided view: what Muon runs, the recommendation as it stands;
+- default_now: Muon's defaults (the "fused" setting) with the elementwise work and the
+  host's copies as they run now, what `etude plan muon` predicts without options;
 - big_jobs_full_products: the same jobs with full products, for reference ("change" is
   against "fused");
-- recommended_spread_always: the recommendation (trace_norm) with `spread_replicas=True`
+- recommended_spread_always: the recommendation (runs) with `spread_replicas=True`
   forced (Muon's default);
-- recommended_ns_at_matmul_rate: the recommendation (trace_norm) with NS at the 0.80 of
+- recommended_ns_at_matmul_rate: the recommendation (runs) with NS at the 0.80 of
   peak a lent H200 reached on a plain bf16 matmul, an optimistic bound on the NS term.
 
 NS runs at the stated 0.60 of peak in every other row, the symmetric products' small
@@ -79,8 +87,9 @@ BIG_JOBS = 1 << 27  # elements per member per job: about 9 K2 expert units
 class Setting:
     """One row: the NS method, steps and block of symmetric products (None: full products),
     dense units spread (True / False / "auto": the planner's choice), fused elementwise, the
-    NS efficiency (None: the stated one), Muon's job_numel and the elementwise data path
-    ("previous", "one_copy" or "runs": `element_bytes_of`)."""
+    NS efficiency (None: the stated one), Muon's job_numel, the elementwise data path
+    ("previous", "one_copy" or "runs": `element_bytes_of`) and the host's piece copies
+    ("rebuilt", "located" or "runs": `HOST_COPIES`)."""
 
     method: str = "auto"
     steps: int = 5
@@ -90,6 +99,12 @@ class Setting:
     block: int | None = None
     job_numel: int = 1 << 24
     data_path: str = "previous"
+    host_copies: str = "rebuilt"
+
+
+# (ops per piece copy, runs merged): before the views were located once per plan, located,
+# and runs of pieces as one copy (what Muon runs)
+HOST_COPIES = {"rebuilt": (4, False), "located": (1, False), "runs": (1, True)}
 
 
 def element_bytes_of(data_path: str, fused: bool) -> ElementBytes | None:
@@ -115,13 +130,23 @@ SETTINGS = {
     "big_jobs": Setting(block=SYMMETRIC_BLOCK, job_numel=BIG_JOBS),
     "one_copy": Setting(block=SYMMETRIC_BLOCK, job_numel=BIG_JOBS, data_path="one_copy"),
     "trace_norm": Setting(block=SYMMETRIC_BLOCK, job_numel=BIG_JOBS, data_path="runs"),
-    "default_now": Setting(data_path="runs"),
+    "located": Setting(
+        block=SYMMETRIC_BLOCK, job_numel=BIG_JOBS, data_path="runs", host_copies="located"
+    ),
+    "runs": Setting(
+        block=SYMMETRIC_BLOCK, job_numel=BIG_JOBS, data_path="runs", host_copies="runs"
+    ),
+    "default_now": Setting(data_path="runs", host_copies="runs"),
     "big_jobs_full_products": Setting(job_numel=BIG_JOBS),
     "recommended_spread_always": Setting(
-        spread=True, block=SYMMETRIC_BLOCK, job_numel=BIG_JOBS, data_path="runs"
+        spread=True, block=SYMMETRIC_BLOCK, job_numel=BIG_JOBS, data_path="runs", host_copies="runs"
     ),
     "recommended_ns_at_matmul_rate": Setting(
-        ns_efficiency=MATMUL_RATE, block=SYMMETRIC_BLOCK, job_numel=BIG_JOBS, data_path="runs"
+        ns_efficiency=MATMUL_RATE,
+        block=SYMMETRIC_BLOCK,
+        job_numel=BIG_JOBS,
+        data_path="runs",
+        host_copies="runs",
     ),
 }
 
@@ -143,10 +168,13 @@ def run(model: str, gpus: int, gpu: str) -> dict:
 
     predictions = {}
     for name, setting in SETTINGS.items():
+        ops, merge = HOST_COPIES[setting.host_copies]
         a = Assumptions(
             fused_elementwise=setting.fused,
             job_numel=setting.job_numel,
             element_bytes=element_bytes_of(setting.data_path, setting.fused),
+            piece_copy_ops=ops,
+            merge_runs=merge,
         )
         if setting.ns_efficiency is not None:
             a = replace(a, ns_efficiency=setting.ns_efficiency)
@@ -186,15 +214,28 @@ LABELS = {
     "big_jobs": "+ jobs of 2^27 elements per member (--ns-block {block} "
     "--job-numel 134217728), elementwise as counted before",
     "one_copy": "+ one copy each way to NS (no pack / unpack, no stack copy)",
-    "trace_norm": "+ Gram norm from the trace (recommended: --ns-block {block} "
+    "trace_norm": "+ Gram norm from the trace",
+    "located": "+ piece views located once per plan (1 op per copy)",
+    "runs": "+ runs of pieces as one strided copy (recommended: --ns-block {block} "
     "--job-numel 134217728, what runs)",
-    "default_now": "Muon's defaults, elementwise as it runs now (etude plan muon)",
+    "default_now": "Muon's defaults, as it runs now (etude plan muon)",
     "big_jobs_full_products": "(jobs of 2^27 with full products, for reference)",
     "recommended_spread_always": "recommended, spread_replicas=True forced",
     "recommended_ns_at_matmul_rate": "recommended, NS at matmul rate (0.80)",
 }
 # each row adds one lever to the one before; the references are against the row named
-CHAIN = ["baseline", "gram", "spread", "fused", "symmetric", "big_jobs", "one_copy", "trace_norm"]
+CHAIN = [
+    "baseline",
+    "gram",
+    "spread",
+    "fused",
+    "symmetric",
+    "big_jobs",
+    "one_copy",
+    "trace_norm",
+    "located",
+    "runs",
+]
 REFERENCE_OF = {
     "schedule_4_steps": "gram",
     "default_now": "fused",

@@ -32,7 +32,8 @@ def test_eager_passes_equal_unfused_reference(nesterov):
         ref_buf, ref_param = buf.clone(), param.clone()
         momentum, decay, step = 0.95 - 0.05 * i, 1 - 0.02 * 0.1, 0.02 * (i + 1)
         want = _reference(grad, ref_buf, ref_param, update, momentum, nesterov, decay, step)
-        got = momentum_direction(grad, buf, momentum, nesterov, torch.float32)
+        got = torch.empty_like(grad)
+        momentum_direction(grad, buf, momentum, nesterov, got)
         apply_update(param, update, decay, step)
         for a, b in ((got, want), (buf, ref_buf), (param, ref_param)):
             torch.testing.assert_close(a, b, rtol=0, atol=1e-6)
@@ -48,8 +49,9 @@ def test_compiled_passes_equal_eager_without_recompiling_for_new_scalars():
     ):
         grad, buf, param, o = _tensors(shape, i)
         eager_buf, eager_param = buf.clone(), param.clone()
-        got = direction(grad, buf, momentum, True, torch.bfloat16)
-        want = momentum_direction(grad, eager_buf, momentum, True, torch.bfloat16)
+        got, want = (torch.empty_like(grad, dtype=torch.bfloat16) for _ in range(2))
+        direction(grad, buf, momentum, True, got)
+        momentum_direction(grad, eager_buf, momentum, True, want)
         update(param, o, 1 - 0.001 * i, 0.01 * (i + 1))
         apply_update(eager_param, o, 1 - 0.001 * i, 0.01 * (i + 1))
         assert got.dtype == torch.bfloat16

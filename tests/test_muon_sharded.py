@@ -105,7 +105,18 @@ def _run_case(
         opt.step()
         flops.append(opt.last_step_stats.ns_flops)
     full = {n: (p.full_tensor() if sharded else p).detach().clone() for n, p in params.items()}
-    return full, flops, opt.last_step_stats
+    return full, flops, opt.last_step_stats, _merged(opt)
+
+
+def _merged(opt: Muon) -> int:
+    """Pieces loaded into NS stacks less the copies loading them: > 0 where runs of pieces
+    were copied as one strided view."""
+    merged = 0
+    for plan, path in opt._plans.values():
+        for job, job_path in zip(plan.jobs, path.jobs):
+            if job_path is not None:
+                merged += sum(len(ps) for ps in job.recv) - len(job_path.load)
+    return merged
 
 
 def _rank_all_cases(world: int) -> dict:
@@ -122,6 +133,8 @@ def _rank_all_cases(world: int) -> dict:
 @pytest.mark.parametrize("world", [2, 4, 8])
 def test_sharded_equals_single_process(world):
     results = run_on_ranks(_rank_all_cases, world, world, timeout_s=240)
+    # Some pieces went through NS as runs, so the comparisons below cover merged copies.
+    assert sum(r[3] for by_case in results for r in by_case.values()) > 0
     for name, case in cases(world).items():
         references = {
             "": _run_case(case, sharded=False)[:2],
@@ -134,7 +147,7 @@ def test_sharded_equals_single_process(world):
         for variant in variants:
             reference, ref_flops = references["/triangular" if "triangular" in variant else ""]
             for rank, by_case in enumerate(results):
-                full, _, _ = by_case[variant]
+                full = by_case[variant][0]
                 for pname, ref in reference.items():
                     torch.testing.assert_close(
                         full[pname],
@@ -219,3 +232,34 @@ def test_unsupported_placement_is_named():
 
     with pytest.raises(RanksFailed, match=r"'w_partial'.*placement Partial.* on mesh dim 0"):
         run_on_ranks(_rank_partial_param, 2, timeout_s=60)
+
+
+def test_runs_of_pieces_copy_as_one_strided_view_exactly():
+    # A 5-row shard of a 7 x 30 weight cut into 5 column heads of 6: pieces of units 0-2
+    # form a run, unit 3 is not in the list, unit 4 starts a new run; a piece of another
+    # shape (unit 5, 4 columns) cannot join it. Experts: slabs 1 x 3 x 4 of a 4-expert shard.
+    from etude.optim.sharded import Piece, _flat_views, located_copies
+
+    def piece(unit, local, shape, param=0):
+        return Piece(param, unit, 0, local, (), shape, int(torch.Size(shape).numel()))
+
+    shard = torch.randn(5, 34)
+    heads = [piece(u, (slice(0, 5), slice(6 * u, 6 * u + 6)), (5, 6)) for u in (0, 1, 2, 4)]
+    heads.append(piece(5, (slice(0, 5), slice(30, 34)), (5, 4)))
+    experts = torch.randn(4, 3, 4)
+    slabs = [piece(u, (slice(u, u + 1), slice(0, 3), slice(0, 4)), (1, 3, 4), 1) for u in range(4)]
+    for source, pieces, runs in ((shard, heads, 3), (experts, slabs, 1)):
+        flat = torch.zeros(sum(p.numel for p in pieces))
+        views = _flat_views(flat, [pieces])[0]
+        pairs = located_copies(pieces, views, [source[p.local] for p in pieces])
+        assert len(pairs) == runs
+        for dst, src in pairs:
+            dst.copy_(src)
+        want = torch.cat([source[p.local].reshape(-1) for p in pieces])
+        assert torch.equal(flat, want)
+        # and back: every element once, into a zeroed tensor
+        back = torch.zeros_like(source)
+        for dst, src in located_copies(pieces, [back[p.local] for p in pieces], views):
+            dst.copy_(src)
+        for p in pieces:
+            assert torch.equal(back[p.local], source[p.local])

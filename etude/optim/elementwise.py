@@ -24,17 +24,17 @@ from torch import Tensor
 
 
 def momentum_direction(
-    grad: Tensor, buf: Tensor, momentum: float, nesterov: bool, dtype: torch.dtype
-) -> Tensor:
+    grad: Tensor, buf: Tensor, momentum: float, nesterov: bool, out: Tensor
+) -> None:
     """Advance `buf` in place (an EMA of gradients, `buf <- buf + (1 - momentum)(grad - buf)`)
-    and return the direction to orthogonalize in `dtype`: `grad` blended toward the new
-    buffer (Nesterov) or the buffer itself. Elementwise, so a local shard is updated exactly
-    as the full tensor would be."""
+    and write the direction to orthogonalize into `out` (in its dtype, the NS dtype):
+    `grad` blended toward the new buffer (Nesterov) or the buffer itself. Elementwise, so a
+    local shard is updated exactly as the full tensor would be. `out` is a buffer kept from
+    step to step (sharded Muon locates its pieces in it once per plan)."""
     # Written out rather than as lerp: dynamo specializes lerp's weight, so a momentum
     # schedule would recompile every step, but leaves a float in arithmetic symbolic.
     buf.copy_(buf + (grad - buf) * (1 - momentum))
-    direction = grad + (buf - grad) * momentum if nesterov else buf
-    return direction.to(dtype)
+    out.copy_(grad + (buf - grad) * momentum if nesterov else buf)
 
 
 def apply_update(param: Tensor, update: Tensor, decay: float, step: float) -> None:

@@ -28,7 +28,15 @@ from torch.optim.adamw import adamw
 from etude.optim.elementwise import apply_update, fused, momentum_direction
 from etude.optim.newton_schulz import METHODS, QUINTIC, coefficient_schedule
 from etude.optim.routing import Route, check_strict, report, route
-from etude.optim.sharded import ParamSpec, Plan, StepStats, build_plan, orthogonalize
+from etude.optim.sharded import (
+    DataPath,
+    ParamSpec,
+    Plan,
+    StepStats,
+    build_plan,
+    data_path,
+    orthogonalize,
+)
 from etude.optim.units import Granularity, shard_boxes, unit_matrix_shape, validate
 
 ADJUST_LR_FNS = (None, "original", "match_rms_adamw")
@@ -165,7 +173,7 @@ class Muon(torch.optim.Optimizer):
             if group["algorithm"] == "muon":
                 for name, p in self._named(group):
                     _validate_muon_param(name, p, group)
-        self._plans: dict[tuple, Plan] = {}
+        self._plans: dict[tuple, tuple[Plan, DataPath]] = {}
         self._process_groups: dict[tuple, Any] = {}
         self.last_step_stats = StepStats()
         self.last_step_time_s = 0.0
@@ -222,30 +230,26 @@ class Muon(torch.optim.Optimizer):
                 by_setting.setdefault(setting, []).append((group, name, p))
         for (_, ns_steps, eps), items in by_setting.items():
             group0 = items[0][0]
-            updates = []
-            for group, _, p in items:
+            plan, path = self._plan(items, ns_steps)
+            for (group, _, p), direction in zip(items, path.directions):
                 state = self.state[p]
                 if "momentum_buffer" not in state:
                     state["momentum_buffer"] = torch.zeros_like(p)
-                updates.append(
-                    self._elementwise(momentum_direction, p)(
-                        _local(p.grad),
-                        _local(state["momentum_buffer"]),
-                        group["momentum"],
-                        group["nesterov"],
-                        self.ns_dtype,
-                    )
+                self._elementwise(momentum_direction, p)(
+                    _local(p.grad),
+                    _local(state["momentum_buffer"]),
+                    group["momentum"],
+                    group["nesterov"],
+                    direction,
                 )
-            plan = self._plan(items, ns_steps)
-            orthogonal, stats = orthogonalize(
+            stats = orthogonalize(
                 plan,
-                updates,
+                path,
                 schedule=coefficient_schedule(group0["ns_coefficients"], ns_steps),
                 eps=eps,
-                dtype=self.ns_dtype,
                 max_in_flight=self.max_in_flight,
             )
-            for (group, _, p), o in zip(items, orthogonal):
+            for (group, _, p), o in zip(items, path.directions):
                 unit_shape = unit_matrix_shape(tuple(p.shape), _granularity(group))
                 self._elementwise(apply_update, p)(
                     _local(p),
@@ -263,7 +267,9 @@ class Muon(torch.optim.Optimizer):
             compiled = _local(p).is_cuda
         return fused(fn) if compiled else fn
 
-    def _plan(self, items: list[tuple[dict, str, Tensor]], ns_steps: int) -> Plan:
+    def _plan(self, items: list[tuple[dict, str, Tensor]], ns_steps: int) -> tuple[Plan, DataPath]:
+        """The plan of `items` and its data path (buffers and located copies), made on first
+        use and kept."""
         key = (ns_steps, tuple(id(p) for _, _, p in items))
         if key not in self._plans:
             specs = []
@@ -275,7 +281,7 @@ class Muon(torch.optim.Optimizer):
                     )
                     _check_grad_layout(name, p)
                 specs.append(spec)
-            self._plans[key] = build_plan(
+            plan = build_plan(
                 specs,
                 ns_steps=ns_steps,
                 method=self.ns_method,
@@ -284,13 +290,15 @@ class Muon(torch.optim.Optimizer):
                 group_cache=self._process_groups,
                 spread_replicas=self.spread_replicas,
             )
-            for (_, name, p), box in zip(items, self._plans[key].local_boxes):
+            for (_, name, p), box in zip(items, plan.local_boxes):
                 held = tuple(int(b) for b in box[:, 1] - box[:, 0])
                 if held != tuple(_local(p).shape):
                     raise ValueError(
                         f"parameter {name!r}: its local shard has shape {tuple(_local(p).shape)}"
                         f" but placements {getattr(p, 'placements', ())} imply {held}"
                     )
+            device = _local(items[0][2]).device
+            self._plans[key] = (plan, data_path(plan, self.ns_dtype, device))
         return self._plans[key]
 
     def _adamw_step(self, group: dict) -> None:

@@ -106,13 +106,17 @@ def newton_schulz(
     dtype: torch.dtype = torch.bfloat16,
     method: str = "standard",
     block: int | None = None,
+    out: Tensor | None = None,
 ) -> Tensor:
     """Orthogonalize each matrix of a batch `g` `[B, m, n]`; returns `[B, m, n]` in `dtype`.
 
     `schedule` is the per-step coefficient list from `coefficient_schedule`; `method` is
     "standard", "gram" or "gram_triangular" (see the module docstring; "auto" is resolved by
     `choose_method`); `block` is the block size of "gram_triangular" (None, the default:
-    full products, and "auto" never chooses "gram_triangular").
+    full products, and "auto" never chooses "gram_triangular"). With `out` (`[B, m, n]`
+    in `dtype`, not overlapping `g`), the last product writes the result there and `out`
+    is returned: a caller that located views in `out` once keeps them (sharded Muon); a
+    tall batch's `out` is best stored transposed (`empty(B, n, m).mT`), as the product is.
     """
     if g.ndim != 3:
         raise ValueError(f"newton_schulz expects a batch [B, m, n], got shape {tuple(g.shape)}")
@@ -122,18 +126,20 @@ def newton_schulz(
     x = g.to(dtype)
     if tall:
         x = x.mT
+    target = None if out is None else out.mT if tall else out
     if method == "standard":
         # The Frobenius norm bounds the spectral norm: scaled, every singular value is <= 1.
         x = x / x.norm(dim=(-2, -1), keepdim=True).clamp(min=eps)
-        for a, b, c in schedule:
+        for i, (a, b, c) in enumerate(schedule):
             gram = x @ x.mT
             poly = torch.baddbmm(gram, gram, gram, beta=b, alpha=c)
-            x = torch.baddbmm(x, poly, x, beta=a)
+            last = target if i == len(schedule) - 1 else None
+            x = torch.baddbmm(x, poly, x, beta=a, out=last)
     elif method == "gram":
-        x = gram_iteration(x, schedule, gram_restarts(len(schedule)), eps=eps)
+        x = gram_iteration(x, schedule, gram_restarts(len(schedule)), eps=eps, out=target)
     elif method == "gram_triangular":
         block = _checked_block(block)
-        x = gram_iteration(x, schedule, gram_restarts(len(schedule)), block, eps)
+        x = gram_iteration(x, schedule, gram_restarts(len(schedule)), block, eps, out=target)
     else:
         raise ValueError(f"unknown Newton–Schulz method {method!r}; choose one of {METHODS}")
     return x.mT if tall else x
@@ -146,6 +152,7 @@ def gram_iteration(
     block: int | None = None,
     eps: float = 1e-7,
     normalize: bool = True,
+    out: Tensor | None = None,
 ) -> Tensor:
     """The Gram formulation on a wide batch `x` `[B, s, l]` (s <= l), restarting from the
     current iterate before each step in `restarts` (0-based). With `block`, the products
@@ -157,7 +164,7 @@ def gram_iteration(
     norm (at least `eps`), which orthogonalizes `X / |X|_F` without a pass over `X` to
     take its norm and another to scale it. `normalize=False` takes `x` as it is, for a
     caller that has scaled it so that its singular values are at most 1 (AOL rescaling in
-    the benchmarks)."""
+    the benchmarks). With `out` (`[B, s, l]`), the last product writes there."""
     if block is None:
         eye = torch.eye(x.shape[-2], dtype=x.dtype, device=x.device)
 
@@ -201,7 +208,7 @@ def gram_iteration(
             s = congruence(q, r)
         poly = polynomial(s, a, b, c)
         q = poly if q is None else poly @ q
-    return _scaled(q, inverse_norm) @ x
+    return torch.matmul(_scaled(q, inverse_norm), x, out=out)
 
 
 def _scaled(q: Tensor, factor: Tensor | None) -> Tensor:

@@ -49,8 +49,9 @@ Predicted step, for each rank `r`, taking the slowest (seconds):
                   runtime walks per-peer lists of length `members` several times per job)
                   + NS host ops[r] * host_per_op_s
                   + piece copies[r] * PIECE_COPY_OPS * host_per_op_s
-                  (each copy of a piece to or from an NS input or the replicas'
-                  exchange is one `copy_` and the views that locate it)
+                  (each copy of a piece, or of a run of pieces of consecutive units
+                  merged into one strided view, to or from an NS input or the
+                  replicas' exchange is one `copy_` of views located once per plan)
                   (each batched NS call, one per job and unit shape a rank owns units of,
                   issues `ns_host_ops` torch ops: counted on meta tensors)
     step        = max(max host, device of the slowest rank)
@@ -95,6 +96,7 @@ from etude.optim.sharded import (
     assign_owners,
     group_units,
     job_chunks,
+    ns_result,
 )
 from etude.optim.units import shard_boxes, validate
 
@@ -120,10 +122,10 @@ HARDWARE: dict[str, Hardware] = {
 }
 
 
-# Torch ops the runtime issues per copy of a piece: slicing the source or destination
-# tensor, slicing the flat buffer, viewing it as the piece, the `copy_` (counted with
-# `_OpCounter` for the 2-D column pieces of a head and the 3-D pieces of an expert).
-PIECE_COPY_OPS = 4
+# Torch ops the runtime issues per copy of a piece (or of a run of pieces): the `copy_`
+# alone, its views located once per plan (`sharded.data_path`); a gloo test counts every
+# op of a step's copies.
+PIECE_COPY_OPS = 1
 
 
 @dataclass(frozen=True)
@@ -150,6 +152,11 @@ class Assumptions:
     # Bytes per counted element; None: what Muon runs (`element_bytes` of fp32 parameters,
     # `ns_bytes` and `fused_elementwise`). Given, it predicts another data path.
     element_bytes: ElementBytes | None = None
+    # Host ops per piece copy and whether runs of pieces are one copy: what Muon runs by
+    # default; the runtime before its views were located once per plan issued 4 ops (the
+    # slices and views locating a piece, and its `copy_`) for every piece.
+    piece_copy_ops: int = PIECE_COPY_OPS
+    merge_runs: bool = True
 
 
 @dataclass(frozen=True)
@@ -246,7 +253,6 @@ class GroupResult:
     owned_numel: np.ndarray  # elements of the units it owns
     moved_numel: np.ndarray  # element copies to and from NS inputs (ElementBytes.moved)
     normalized_numel: np.ndarray  # elements of owned units NS normalizes by a pass
-    piece_copies: np.ndarray  # copy_ calls of pieces to and from NS and the exchange
     replica_of: np.ndarray  # [U] the replica orthogonalizing each unit (all 0: not spread)
     gather_sent_numel: np.ndarray  # elements of the all-gather across replicas, sent
     gather_received_numel: np.ndarray  # and received
@@ -287,6 +293,66 @@ class GroupResult:
                     per_slot = calls.setdefault(key, np.zeros(len(self.flops), dtype=np.int64))
                     per_slot[replica * n + owner] += 1
         return calls
+
+    def job_of(self, job_numel: int) -> np.ndarray:
+        """`[U]` the job of each unit (numbered over all replicas), cut as `build_plan` cuts
+        them."""
+        job = np.zeros(len(self.units), dtype=np.int64)
+        count = 0
+        for replica in range(self.replicas):
+            share = np.flatnonzero(self.replica_of == replica)
+            for chunk in job_chunks(
+                [self.units[k] for k in share], len(self.family.ranks), job_numel
+            ):
+                job[share[chunk]] = count
+                count += 1
+        return job
+
+    def piece_copies(self, job_numel: int, merge_runs: bool = True) -> np.ndarray:
+        """`copy_` calls per member slot (`[len(flops)]`) of one step, as
+        `sharded.data_path` locates them with jobs of `job_numel`: a holder's pieces of
+        consecutive units of one parameter, of one shape, going to one owner in one job
+        form a run, copied as one strided view (`located_copies`). Each run is copied into
+        the send buffer and back out by a holder that does not own its units, into the NS
+        stacks and out of the results by the owner, and once more in the replicas'
+        exchange (`_exchange_copies`). Without `merge_runs`, every piece is its own run."""
+        n, replicas = len(self.family.ranks), self.replicas
+        job = self.job_of(job_numel)
+        owner_slot = self.replica_of * n + self.owners
+        copies = np.zeros(replicas * n, dtype=np.int64)
+        runs = np.zeros(replicas * n, dtype=np.int64)  # runs held, per member slot
+        start = 0
+        while start < len(self.units):  # one parameter at a time: arrays [U_p, W, D]
+            param = self.units[start].param
+            stop = start
+            while stop < len(self.units) and self.units[stop].param == param:
+                stop += 1
+            boxes = np.stack([u.box for u in self.units[start:stop]])
+            shards = self.family.boxes[param]
+            lo = np.maximum(boxes[:, None, :, 0], shards[None, :, :, 0])
+            extent = np.clip(np.minimum(boxes[:, None, :, 1], shards[None, :, :, 1]) - lo, 0, None)
+            has = (extent > 0).all(axis=-1)  # [U_p, W]
+            slot, unit_job = owner_slot[start:stop], job[start:stop]
+            same = (slot[1:] == slot[:-1]) & (unit_job[1:] == unit_job[:-1])
+            continues = np.zeros_like(has)
+            continues[1:] = merge_runs & (
+                has[1:] & has[:-1] & same[:, None] & (extent[1:] == extent[:-1]).all(axis=-1)
+            )
+            first = has & ~continues  # runs, by their first unit
+            holder = self.replica_of[start:stop, None] * n + np.arange(n)[None, :]
+            away = first & (self.owners[start:stop, None] != np.arange(n)[None, :])
+            size = replicas * n
+            copies += 2 * np.bincount(holder.ravel(), weights=away.ravel(), minlength=size).astype(
+                np.int64
+            )
+            copies += 2 * np.bincount(slot, weights=first.sum(axis=1), minlength=size).astype(
+                np.int64
+            )
+            runs += np.bincount(holder.ravel(), weights=first.ravel(), minlength=size).astype(
+                np.int64
+            )
+            start = stop
+        return copies + _exchange_copies(runs.reshape(replicas, n), replicas)
 
     def jobs(self, job_numel: int) -> tuple[int, int]:
         """Jobs and communicating jobs of the busiest replica, cut by `job_chunks` exactly as
@@ -460,8 +526,6 @@ def plan_group(
         + gather_sent
         + gather_received,
         normalized_numel=np.concatenate([c["normalized"] for c in per_replica]),
-        piece_copies=np.concatenate([c["piece_copies"] for c in per_replica])
-        + _exchange_copies(np.stack([c["pieces"] for c in per_replica]), replicas),
         replica_of=replica_of,
         gather_sent_numel=gather_sent,
         gather_received_numel=gather_received,
@@ -481,8 +545,6 @@ def _count_share(
     owned = np.zeros(n, dtype=np.int64)
     from_peers = np.zeros(n, dtype=np.int64)
     normalized = np.zeros(n, dtype=np.int64)
-    pieces = np.zeros(n, dtype=np.int64)
-    from_peer_pieces = np.zeros(n, dtype=np.int64)
     held_total = np.zeros(n, dtype=np.int64)
     comm_unit = np.zeros(len(units), dtype=bool)
     start = 0
@@ -506,10 +568,6 @@ def _count_share(
         normalized += np.bincount(own, weights=unit_numel * standard, minlength=n).astype(np.int64)
         held_total += held.sum(axis=0)
         comm_unit[start:stop] = away.sum(axis=1) > 0
-        has = held > 0
-        pieces += has.sum(axis=0)
-        peer_pieces = has.sum(axis=1) - has[np.arange(len(own)), own]
-        from_peer_pieces += np.bincount(own, weights=peer_pieces, minlength=n).astype(np.int64)
         start = stop
     return {
         "comm_unit": comm_unit,
@@ -519,20 +577,19 @@ def _count_share(
         "moved": 2 * (held_total + from_peers),
         "normalized": normalized,
         "held": held_total,
-        "pieces": pieces,
-        "piece_copies": 2 * (pieces + from_peer_pieces),
     }
 
 
-def _exchange_copies(pieces: np.ndarray, replicas: int) -> np.ndarray:
+def _exchange_copies(runs: np.ndarray, replicas: int) -> np.ndarray:
     """`copy_` calls of the replicas' exchange per member slot (`[replicas * n]`), given
-    the pieces each member holds of each replica's share (`pieces`, `[replicas, n]`): its
-    own share's pieces copied into the send buffer once, that share copied whole for each
-    further replica, and every piece of the other shares copied out of the receive buffer."""
+    the runs of pieces each member holds of each replica's share (`runs`, `[replicas, n]`):
+    its own share's runs copied into the send buffer once, that share copied whole for
+    each further replica, and every run of the other shares copied out of the receive
+    buffer."""
     if replicas == 1:
-        return np.zeros(pieces.size, dtype=np.int64)
-    others = pieces.sum(axis=0)[None, :] - pieces
-    return (pieces + (replicas - 2) + others).reshape(-1)
+        return np.zeros(runs.size, dtype=np.int64)
+    others = runs.sum(axis=0)[None, :] - runs
+    return (runs + (replicas - 2) + others).reshape(-1)
 
 
 def plan(
@@ -609,10 +666,13 @@ class _OpCounter(TorchDispatchMode):
 @functools.cache
 def ns_host_ops(shape: tuple[int, int], steps: int, method: str, block: int | None) -> int:
     """Torch operations (views included) one batched `newton_schulz` call of `shape` units
-    issues on the host, counted by running it on a meta tensor (no data, no compute)."""
-    g = torch.empty(1, *shape, device="meta")
+    issues on the host as sharded Muon calls it (bf16 stack, result into `ns_result`),
+    counted by running it on meta tensors (no data, no compute)."""
+    g = torch.empty(1, *shape, dtype=torch.bfloat16, device="meta")
+    out = ns_result(1, *shape, torch.bfloat16, g.device)
+    schedule = coefficient_schedule(QUINTIC, steps)
     with _OpCounter() as counter:
-        newton_schulz(g, coefficient_schedule(QUINTIC, steps), method=method, block=block)
+        newton_schulz(g, schedule, method=method, block=block, out=out)
     return counter.ops
 
 
@@ -628,6 +688,17 @@ def ns_calls_per_rank(planned: Planned, job_numel: int) -> tuple[np.ndarray, np.
             calls_total += mine
             ops_total += mine * ns_host_ops(shape, planned.ns_steps, method, planned.ns_block)
     return calls_total, ops_total
+
+
+def piece_copies_per_rank(planned: Planned, job_numel: int, merge_runs: bool = True) -> np.ndarray:
+    """`copy_` calls of pieces per global rank (`[gpus]`) with jobs of `job_numel`
+    (`GroupResult.piece_copies`), summed over groups as `per_rank` sums."""
+    ranks = np.arange(planned.layout.gpus)
+    total = np.zeros(planned.layout.gpus, dtype=np.int64)
+    for g in planned.groups:
+        copies = g.piece_copies(job_numel, merge_runs)
+        total += copies[ranks % len(copies)]
+    return total
 
 
 def predict(
@@ -712,8 +783,8 @@ def predict(
     t_python *= a.host_per_member_s
     ns_calls, ns_ops = ns_calls_per_rank(planned, a.job_numel)
     t_ns_host = ns_ops * a.host_per_op_s
-    copies = per_rank(planned, "piece_copies")
-    t_copies = copies * PIECE_COPY_OPS * a.host_per_op_s
+    copies = piece_copies_per_rank(planned, a.job_numel, a.merge_runs)
+    t_copies = copies * a.piece_copy_ops * a.host_per_op_s
     t_host_per_rank = t_launch + t_python + t_ns_host + t_copies
     t_host = float(t_host_per_rank.max())
     busiest_host = int(np.argmax(t_host_per_rank))
@@ -1002,7 +1073,7 @@ def print_report(report: dict, console: Console) -> None:
             f"NS ops {_si(t['host_ns_ops_s'], 's')} ({pr['ns_calls']['max']:.0f} calls, "
             f"{_si(pr['ns_host_ops']['max'], '')} ops x {_si(a['host_per_op_s'], 's')}), "
             f"piece copies {_si(t['host_piece_copies_s'], 's')} "
-            f"({pr['piece_copies']['max']:.0f} x {PIECE_COPY_OPS} ops)",
+            f"({pr['piece_copies']['max']:.0f} x {a['piece_copy_ops']} ops)",
         ),
     ]
     for name, seconds, source in rows:

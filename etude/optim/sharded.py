@@ -29,6 +29,12 @@ granularity), so no metadata is exchanged:
    ownership of later groups, so a rank that owns a large dense unit gets fewer expert
    units.
 
+5. Data path. Every buffer of a step (each parameter's direction, which NS results come
+   back into; each job's send and receive buffers, used by both all-to-alls; NS stacks
+   and results, shared by jobs of one batch shape) is made once per plan, and every copy
+   is located in them then (`data_path`): a step issues one `copy_` per copy, a run of a
+   holder's pieces of consecutive units going to one owner one strided copy.
+
 The runtime keeps up to `max_in_flight` forward transfers per group outstanding while it
 computes, so communication of later jobs overlaps NS of earlier ones. Jobs of replicated
 groups run first; their all-gathers then travel while the other groups (experts) compute.
@@ -109,10 +115,12 @@ class Piece:
 
     `param` and `local` locate it in the holder's local tensor; `slot` (the unit's position
     among the owner's units of the job) and `in_unit` locate it in its unit's slot of the
-    owner's NS batch.
+    owner's NS batch. `unit` is the unit's index in its group (parameter, then unit order):
+    pieces of consecutive units can be copied as one (`located_copies`).
     """
 
     param: int
+    unit: int
     slot: int
     local: tuple[slice, ...]
     in_unit: tuple[slice, ...]
@@ -147,16 +155,14 @@ class Job:
         """Whether this rank runs the job (its replica's, or one every copy runs)."""
         return self.replica is None or self.replica == self.group.replicas.me
 
-    @property
-    def held(self) -> list[Piece]:
-        """My shard's pieces of the job's units (what I send, to each owner)."""
-        return [p for ps in self.send for p in ps]
+    def travelling(self, pieces: list[list[Piece]]) -> list[list[Piece]]:
+        """Per peer, the pieces of `send` or `recv` that travel: all but my own (of units I
+        own), which go straight to the NS input and back."""
+        return [[] if peer == self.group.me else ps for peer, ps in enumerate(pieces)]
 
     def sizes(self, pieces: list[list[Piece]]) -> list[int]:
-        """Elements per peer of `send` or `recv`: the split sizes of an all-to-all. My own
-        pieces (of units I own) are 0: they go straight to the NS input and back."""
-        me = self.group.me
-        return [0 if peer == me else sum(p.numel for p in ps) for peer, ps in enumerate(pieces)]
+        """Elements per peer of `send` or `recv` that travel: an all-to-all's split sizes."""
+        return [sum(p.numel for p in ps) for ps in self.travelling(pieces)]
 
     def batch_positions(self) -> dict[int, tuple[int, int]]:
         """slot -> (batch index, position in the batch) of each unit I own."""
@@ -170,15 +176,16 @@ class Job:
 @dataclass
 class Gather:
     """A spread group's results, all-gathered across replicas: per replica index, my
-    shard's pieces of the units that replica orthogonalized, in job order."""
+    shard's pieces of the units that replica orthogonalized, in job order, one list per
+    job and owner (`Job.send`)."""
 
     replicas: ReplicaGroup
-    pieces: list[list[Piece]]
+    pieces: list[list[list[Piece]]]
 
     @property
     def sizes(self) -> list[int]:
         """Elements each replica contributes, by replica index."""
-        return [sum(p.numel for p in ps) for ps in self.pieces]
+        return [sum(p.numel for ps in segments for p in ps) for segments in self.pieces]
 
 
 @dataclass
@@ -339,7 +346,8 @@ def build_plan(
                 jobs_with_order.append((order, job))
         if group.replicas:
             pieces = [
-                [p for j in group_jobs if j.replica == r for p in j.held] for r in range(n_replicas)
+                [ps for j in group_jobs if j.replica == r for ps in j.send if ps]
+                for r in range(n_replicas)
             ]
             gathers.append(Gather(group.replicas, pieces))
     jobs_with_order.sort(key=lambda t: t[0])
@@ -470,12 +478,13 @@ def _make_job(
         needs_comm |= bool(held[owner] != held.sum())
         my_part = intersect(box, boxes_of[param][me])
         if my_part is not None:
-            send[owner].append(_piece(param, -1, my_part, boxes_of[param][me], box))
+            send[owner].append(_piece(param, k, -1, my_part, boxes_of[param][me], box))
         if owner == me:
             for peer in range(n):
                 part = intersect(box, boxes_of[param][peer])
                 if part is not None:
-                    recv[peer].append(_piece(param, slot_of[k], part, boxes_of[param][peer], box))
+                    piece = _piece(param, k, slot_of[k], part, boxes_of[param][peer], box)
+                    recv[peer].append(piece)
     box_shapes = [tuple(int(s) for s in units[k].box[:, 1] - units[k].box[:, 0]) for k in mine]
     batches: dict[tuple, Batch] = {}
     for slot, k in enumerate(mine):
@@ -492,9 +501,12 @@ def _make_job(
     )
 
 
-def _piece(param: int, slot: int, part: np.ndarray, holder: np.ndarray, unit: np.ndarray) -> Piece:
+def _piece(
+    param: int, k: int, slot: int, part: np.ndarray, holder: np.ndarray, unit: np.ndarray
+) -> Piece:
     return Piece(
         param=param,
+        unit=k,
         slot=slot,
         local=slices_within(part, holder),
         in_unit=slices_within(part, unit),
@@ -503,121 +515,281 @@ def _piece(param: int, slot: int, part: np.ndarray, holder: np.ndarray, unit: np
     )
 
 
+# (destination, source) views of one step's copies, one `copy_` each.
+Pairs = list[tuple[Tensor, Tensor]]
+
+
+def located_copies(pieces: list[Piece], dsts: list[Tensor], srcs: list[Tensor]) -> Pairs:
+    """The copies of `pieces` (one list whose flat-buffer views are consecutive: one
+    peer's, or one owner's in one job) from `srcs` to `dsts`, a run of pieces merged into
+    one strided view pair: pieces of consecutive units of one parameter, of one shape,
+    whose views in both tensors lie at one constant positive offset from the next (a row
+    shard's pieces of adjacent head columns, a shard's slabs of adjacent experts). Exact:
+    the run's view is the pieces' views stacked, every element once."""
+    out: Pairs = []
+    run: list[tuple[Piece, Tensor, Tensor]] = []
+
+    def flush() -> None:
+        if len(run) == 1:
+            out.append(run[0][1:])
+        elif run:
+            _, d0, s0 = run[0]
+            _, d1, s1 = run[1]
+            out.append(tuple(_stacked(v0, v1, len(run)) for v0, v1 in ((d0, d1), (s0, s1))))
+
+    for p, d, s in zip(pieces, dsts, srcs):
+        if run and _continues(run, p, d, s):
+            run.append((p, d, s))
+            continue
+        flush()
+        run = [(p, d, s)]
+    flush()
+    return out
+
+
+def _continues(run: list[tuple[Piece, Tensor, Tensor]], p: Piece, d: Tensor, s: Tensor) -> bool:
+    last, d_last, s_last = run[-1]
+    if p.param != last.param or p.unit != last.unit + 1:
+        return False
+    for view, prev, k in ((d, d_last, 1), (s, s_last, 2)):
+        if view.shape != prev.shape or view.stride() != prev.stride():
+            return False
+        if view.untyped_storage().data_ptr() != prev.untyped_storage().data_ptr():
+            return False
+        step = view.storage_offset() - prev.storage_offset()
+        first = run[1][k].storage_offset() - run[0][k].storage_offset() if len(run) > 1 else step
+        if step <= 0 or step != first:
+            return False
+    return True
+
+
+def _stacked(first: Tensor, second: Tensor, count: int) -> Tensor:
+    """`count` views like `first`, each at `second`'s offset from the one before, as one."""
+    step = second.storage_offset() - first.storage_offset()
+    return first.as_strided((count, *first.shape), (step, *first.stride()), first.storage_offset())
+
+
+def _flat_views(buffer: Tensor, lists: list[list[Piece]], offset: int = 0) -> list[list[Tensor]]:
+    """Each piece's view in a flat `buffer` holding `lists` one after another from `offset`."""
+    views = []
+    for ps in lists:
+        views.append([])
+        for p in ps:
+            views[-1].append(buffer[offset : offset + p.numel].view(p.shape))
+            offset += p.numel
+    return views
+
+
+@dataclass
+class JobPath:
+    """One job's buffers and copies, kept from step to step (`data_path`)."""
+
+    send_sizes: list[int]
+    recv_sizes: list[int]
+    send: Tensor  # my pieces for their owners; their results come back into it
+    recv: Tensor  # my peers' pieces of my units; their results go back from it
+    stacks: list[Tensor]  # per batch, the NS input `[B, m, n]`
+    results: list[Tensor]  # per batch, the NS output
+    pack: Pairs  # directions -> send
+    load: Pairs  # directions (my own pieces) and recv -> stacks
+    store: Pairs  # results -> recv and directions (my own pieces)
+    unpack: Pairs  # send -> directions
+
+
+@dataclass
+class GatherPath:
+    """A replicas' exchange's buffers and copies (`data_path`)."""
+
+    send_sizes: list[int]
+    recv_sizes: list[int]
+    send: Tensor
+    recv: Tensor
+    pack: Pairs  # directions -> my share in send
+    repeat: Pairs  # my share -> its copy for each further replica
+    unpack: Pairs  # recv -> directions
+
+
+@dataclass
+class DataPath:
+    """Every buffer and copy of a plan's step on one rank, made once per plan.
+
+    `directions[i]` (local shard shape of parameter `i`, NS dtype) holds the direction to
+    orthogonalize when a step starts and the orthogonalized update when it ends: every
+    piece's result goes back where the piece came from. Jobs of equal batch shapes share
+    their NS stacks, which they use one after another."""
+
+    directions: list[Tensor]
+    jobs: list[JobPath | None]  # by plan.jobs; None for the jobs of other replicas
+    gathers: list[GatherPath]
+
+
+def ns_result(b: int, m: int, n: int, dtype: torch.dtype, device: torch.device) -> Tensor:
+    """A `[b, m, n]` buffer for `newton_schulz(..., out=)`: its last product writes a tall
+    batch transposed, so a tall result is stored transposed (no copy)."""
+    if m > n:
+        return torch.empty(b, n, m, dtype=dtype, device=device).mT
+    return torch.empty(b, m, n, dtype=dtype, device=device)
+
+
+def data_path(plan: Plan, dtype: torch.dtype, device: torch.device) -> DataPath:
+    """The buffers of `plan` in `dtype` on `device`, and every copy of a step located in
+    them, merged into runs where exact (`located_copies`)."""
+    directions = [
+        torch.empty(tuple(int(s) for s in box[:, 1] - box[:, 0]), dtype=dtype, device=device)
+        for box in plan.local_boxes
+    ]
+    pool: dict[tuple[int, int, int], tuple[Tensor, Tensor]] = {}
+
+    def batch_tensors(batch: Batch) -> tuple[Tensor, Tensor]:
+        (m, n), b = batch.matrix_shape, len(batch.slots)
+        if (b, m, n) not in pool:
+            stack = torch.empty(b, m, n, dtype=dtype, device=device)
+            pool[b, m, n] = (stack, ns_result(b, m, n, dtype, device))
+        return pool[b, m, n]
+
+    def empty(numel: int) -> Tensor:
+        return torch.empty(numel, dtype=dtype, device=device)
+
+    def local(ps: list[Piece]) -> list[Tensor]:
+        return [directions[p.param][p.local] for p in ps]
+
+    jobs: list[JobPath | None] = []
+    for job in plan.jobs:
+        if not job.mine:
+            jobs.append(None)
+            continue
+        where = job.batch_positions()
+        stacks, results = zip(*(batch_tensors(b) for b in job.batches)) if job.batches else ((), ())
+
+        def in_unit(tensors, ps: list[Piece], job=job, where=where) -> list[Tensor]:
+            return [
+                tensors[where[p.slot][0]][where[p.slot][1]].view(job.box_shapes[p.slot])[p.in_unit]
+                for p in ps
+            ]
+
+        sends, recvs = job.travelling(job.send), job.travelling(job.recv)
+        send_sizes, recv_sizes = job.sizes(job.send), job.sizes(job.recv)
+        send, recv = empty(sum(send_sizes)), empty(sum(recv_sizes))
+        own = job.recv[job.group.me]
+        pack, load, store, unpack = [], [], [], []
+        load += located_copies(own, in_unit(stacks, own), local(own))
+        store += located_copies(own, local(own), in_unit(results, own))
+        for ps, flat in zip(sends, _flat_views(send, sends)):
+            pack += located_copies(ps, flat, local(ps))
+            unpack += located_copies(ps, local(ps), flat)
+        for ps, flat in zip(recvs, _flat_views(recv, recvs)):
+            load += located_copies(ps, in_unit(stacks, ps), flat)
+            store += located_copies(ps, flat, in_unit(results, ps))
+        jobs.append(
+            JobPath(
+                send_sizes, recv_sizes, send, recv, list(stacks), list(results),
+                pack, load, store, unpack,
+            )
+        )  # fmt: skip
+    gathers = []
+    for gather in plan.gathers:
+        sizes, me = gather.sizes, gather.replicas.me
+        chunks = gather.replicas.group_ranks  # position of each replica in the process group
+        send_sizes, recv_sizes = [0] * len(sizes), [0] * len(sizes)
+        for replica, chunk in enumerate(chunks):
+            if replica != me:
+                send_sizes[chunk], recv_sizes[chunk] = sizes[me], sizes[replica]
+        send, recv = empty(sum(send_sizes)), empty(sum(recv_sizes))
+        share = sizes[me]
+        pack = [
+            pair
+            for ps, flat in zip(gather.pieces[me], _flat_views(send, gather.pieces[me]))
+            for pair in located_copies(ps, flat, local(ps))
+        ]
+        # The same share for every other replica.
+        repeat = [
+            (send[k * share : (k + 1) * share], send[:share]) for k in range(1, len(sizes) - 1)
+        ]
+        by_chunk = np.argsort(chunks)  # replica index at each process-group position
+        starts = np.cumsum([0, *(0 if r == me else sizes[r] for r in by_chunk)])
+        unpack = []
+        for replica, chunk in enumerate(chunks):
+            if replica == me:
+                continue
+            segments = gather.pieces[replica]
+            for ps, flat in zip(segments, _flat_views(recv, segments, int(starts[chunk]))):
+                unpack += located_copies(ps, local(ps), flat)
+        gathers.append(GatherPath(send_sizes, recv_sizes, send, recv, pack, repeat, unpack))
+    return DataPath(directions, jobs, gathers)
+
+
 def orthogonalize(
     plan: Plan,
-    updates: list[Tensor],
+    path: DataPath,
     *,
     schedule: list[Coefficients],
     eps: float,
-    dtype: torch.dtype,
     max_in_flight: int = 4,
-) -> tuple[list[Tensor], StepStats]:
-    """Run `plan` on this rank's local `updates` (one per ParamSpec, local shard shape).
-
-    Returns the orthogonalized local shards (in `dtype`) and this step's telemetry. Pieces
-    travel in `dtype`: NS casts its input to `dtype` first, so casting before the transfer
-    gives the same result with fewer bytes. `max_in_flight=1` turns overlap off: each
-    transfer is waited for as soon as it is started.
+) -> StepStats:
+    """Run `plan` on this rank: orthogonalize `path.directions` in place (see `DataPath`),
+    and return this step's telemetry. Pieces travel in the directions' dtype: NS casts its
+    input to it first, so casting before the transfer gives the same result with fewer
+    bytes. `max_in_flight=1` turns overlap off: each transfer is waited for as soon as it
+    is started.
 
     Every element is copied once on its way to the NS input and once on its way back
-    (`elementwise.MOVES`): a piece I send is copied into the send buffer and its result out
-    of the receive buffer; on the owner, a received piece goes straight into its slot of
-    the batch NS stacks (no stack copy) and its result straight into the buffer sent back;
-    a piece I hold of a unit I own skips the all-to-all (into the stack from `updates`,
-    from the result into `outputs`).
+    (`elementwise.element_bytes` counts them): a piece I send is copied into the send
+    buffer and its result out of it; on the owner, a received piece goes straight into
+    its slot of the batch NS stacks and its result straight into the buffer sent back; a
+    piece I hold of a unit I own skips the all-to-all. Each copy is one `copy_` of views
+    located once per plan (`data_path`), a run of pieces one strided copy
+    (`located_copies`).
     """
     stats = StepStats(imbalance=plan.imbalance)
-    outputs = [torch.empty(u.shape, dtype=dtype, device=u.device) for u in updates]
-    device = updates[0].device if updates else torch.device("cpu")
+    by_job = {id(job): p for job, p in zip(plan.jobs, path.jobs)}
 
-    def start(job: Job, send: Tensor, send_sizes: list[int], recv_sizes: list[int]):
-        recv = torch.empty(sum(recv_sizes), dtype=dtype, device=device)
+    def copy(pairs: Pairs) -> None:
+        for dst, src in pairs:
+            dst.copy_(src)
+
+    def start(send: Tensor, recv: Tensor, send_sizes, recv_sizes, group):
         work = dist.all_to_all_single(
-            recv, send, recv_sizes, send_sizes, group=job.group.process_group, async_op=True
+            recv, send, recv_sizes, send_sizes, group=group, async_op=True
         )
         stats.bytes_sent += sum(send_sizes) * send.element_size()
         stats.bytes_received += sum(recv_sizes) * send.element_size()
         stats.collectives += 1
         if max_in_flight == 1:
             wait(work)
-        return recv, work
+        return work
 
     def wait(work) -> None:
         t0 = time.perf_counter()
         work.wait()
         stats.comm_wait_s += time.perf_counter() - t0
 
-    def pack_forward(job: Job) -> Tensor:
-        """The pieces I hold of units my peers own, copied into one send buffer."""
-        send = torch.empty(sum(job.sizes(job.send)), dtype=dtype, device=device)
-        offset = 0
-        for peer, ps in enumerate(job.send):
-            if peer == job.group.me:
-                continue
-            for p in ps:
-                send[offset : offset + p.numel].view(p.shape).copy_(updates[p.param][p.local])
-                offset += p.numel
-        return send
+    def forward(job: Job):
+        """The pieces I hold of units my peers own, packed and sent to them."""
+        p = by_job[id(job)]
+        copy(p.pack)
+        return start(p.send, p.recv, p.send_sizes, p.recv_sizes, job.group.process_group)
 
-    def compute(job: Job, received: Tensor) -> Tensor:
-        """Batched NS of the units I own: pieces copied from `received` (and my own from
-        `updates`) into the stacks, results into the buffer sent back (mine: `outputs`)."""
-        where = job.batch_positions()
-        stacks = [
-            torch.empty(len(b.slots), *b.matrix_shape, dtype=dtype, device=device)
-            for b in job.batches
-        ]
-
-        def unit_of(tensors: list[Tensor], slot: int) -> Tensor:
-            b, j = where[slot]
-            return tensors[b][j].reshape(job.box_shapes[slot])
-
-        me, offset = job.group.me, 0
-        for peer, ps in enumerate(job.recv):
-            for p in ps:
-                if peer == me:
-                    source = updates[p.param][p.local]
-                else:
-                    source = received[offset : offset + p.numel].view(p.shape)
-                    offset += p.numel
-                unit_of(stacks, p.slot)[p.in_unit].copy_(source)
-        results = orthogonalize_batches(job, stacks)
-        back = torch.empty(sum(job.sizes(job.recv)), dtype=dtype, device=device)
-        offset = 0
-        for peer, ps in enumerate(job.recv):
-            for p in ps:
-                result = unit_of(results, p.slot)[p.in_unit]
-                if peer == me:
-                    outputs[p.param][p.local].copy_(result)
-                else:
-                    back[offset : offset + p.numel].view(p.shape).copy_(result)
-                    offset += p.numel
-        return back
-
-    def orthogonalize_batches(job: Job, stacks: list[Tensor]) -> list[Tensor]:
-        """One batched NS per batch of my units (`[B, m, n]` each); results alike."""
+    def compute(job: Job) -> None:
+        """Batched NS of the units I own (`[B, m, n]` per batch): pieces into the stacks,
+        results into the buffer sent back and, for my own pieces, the directions."""
+        p = by_job[id(job)]
+        copy(p.load)
         t0 = time.perf_counter()
-        results = []
-        for batch, stack in zip(job.batches, stacks):
-            results.append(
-                newton_schulz(
-                    stack, schedule, eps=eps, dtype=dtype, method=batch.method, block=plan.ns_block
-                )
+        for batch, stack, result in zip(job.batches, p.stacks, p.results):
+            newton_schulz(
+                stack,
+                schedule,
+                eps=eps,
+                dtype=stack.dtype,
+                method=batch.method,
+                block=plan.ns_block,
+                out=result,
             )
             stats.ns_flops += batch.flops_per_unit * len(batch.slots)
             stats.ns_units += len(batch.slots)
             stats.ns_calls += 1
         stats.ns_time_s += time.perf_counter() - t0
-        return results
-
-    def unpack_back(job: Job, returned: Tensor) -> None:
-        offset = 0
-        for peer, ps in enumerate(job.send):
-            if peer == job.group.me:
-                continue
-            for p in ps:
-                outputs[p.param][p.local].copy_(returned[offset : offset + p.numel].view(p.shape))
-                offset += p.numel
+        copy(p.store)
 
     def run(jobs: list[Job]) -> None:
         """Run `jobs` (all mine) to the end: local ones while the first transfers travel."""
@@ -631,83 +803,40 @@ def orthogonalize(
             group_jobs = by_group.setdefault(tuple(job.group.ranks), [])
             position[id(job)] = len(group_jobs)
             group_jobs.append(job)
-        forward = {}
+        forwards = {}
         for group_jobs in by_group.values():
             for job in group_jobs[:max_in_flight]:
-                forward[id(job)] = start(
-                    job, pack_forward(job), job.sizes(job.send), job.sizes(job.recv)
-                )
+                forwards[id(job)] = forward(job)
         for job in jobs:
             if not job.needs_comm:  # every unit whole on its owner: no collective
-                compute(job, torch.empty(0, dtype=dtype, device=device))
+                compute(job)
         backward = []
         for job in comm_jobs:
-            received, work = forward.pop(id(job))
-            wait(work)
-            result = compute(job, received)
-            backward.append((job, *start(job, result, job.sizes(job.recv), job.sizes(job.send))))
+            wait(forwards.pop(id(job)))
+            compute(job)
+            p = by_job[id(job)]
+            work = start(p.recv, p.send, p.recv_sizes, p.send_sizes, job.group.process_group)
+            backward.append((job, work))
             group_jobs = by_group[tuple(job.group.ranks)]
             k = position[id(job)] + max_in_flight
             if k < len(group_jobs):
-                nxt = group_jobs[k]
-                forward[id(nxt)] = start(
-                    nxt, pack_forward(nxt), nxt.sizes(nxt.send), nxt.sizes(nxt.recv)
-                )
-        for job, returned, work in backward:
+                forwards[id(group_jobs[k])] = forward(group_jobs[k])
+        for job, work in backward:
             wait(work)
-            unpack_back(job, returned)
-
-    def start_gather(gather: Gather):
-        """Send my replica's finished pieces to my counterparts in every other replica and
-        receive theirs: one all_to_all_single, my pieces once per other replica."""
-        sizes, me = gather.sizes, gather.replicas.me
-        chunks = gather.replicas.group_ranks  # position of each replica in the process group
-        send_sizes, recv_sizes = [0] * len(sizes), [0] * len(sizes)
-        for replica, chunk in enumerate(chunks):
-            if replica != me:
-                send_sizes[chunk], recv_sizes[chunk] = sizes[me], sizes[replica]
-        send = torch.empty(sum(send_sizes), dtype=dtype, device=device)
-        share, offset = sizes[me], 0
-        for p in gather.pieces[me]:
-            send[offset : offset + p.numel].view(p.shape).copy_(outputs[p.param][p.local])
-            offset += p.numel
-        for k in range(1, len(sizes) - 1):  # the same share for every other replica
-            send[k * share : (k + 1) * share].copy_(send[:share])
-        recv = torch.empty(sum(recv_sizes), dtype=dtype, device=device)
-        work = dist.all_to_all_single(
-            recv,
-            send,
-            recv_sizes,
-            send_sizes,
-            group=gather.replicas.process_group,
-            async_op=True,
-        )
-        stats.bytes_sent += sum(send_sizes) * send.element_size()
-        stats.bytes_received += sum(recv_sizes) * send.element_size()
-        stats.collectives += 1
-        if max_in_flight == 1:
-            wait(work)
-        return recv, work
-
-    def unpack_gather(gather: Gather, recv: Tensor) -> None:
-        me, chunks = gather.replicas.me, gather.replicas.group_ranks
-        by_chunk = np.argsort(chunks)  # replica index at each process-group position
-        received = [0 if r == me else gather.sizes[r] for r in by_chunk]
-        starts = np.cumsum([0, *received])
-        for replica, chunk in enumerate(chunks):
-            if replica == me:
-                continue
-            offset = int(starts[chunk])
-            for p in gather.pieces[replica]:
-                outputs[p.param][p.local].copy_(recv[offset : offset + p.numel].view(p.shape))
-                offset += p.numel
+            copy(by_job[id(job)].unpack)
 
     mine = [j for j in plan.jobs if j.mine]
     run([j for j in mine if j.replica is not None])
-    # Replicas exchange results while the other groups (experts) orthogonalize.
-    gathering = [(g, *start_gather(g)) for g in plan.gathers]
+    # Replicas exchange results while the other groups (experts) orthogonalize: my
+    # replica's finished pieces to my counterparts in every other replica, theirs back.
+    gathering = []
+    for gather, g in zip(plan.gathers, path.gathers):
+        copy(g.pack)
+        copy(g.repeat)
+        group = gather.replicas.process_group
+        gathering.append((g, start(g.send, g.recv, g.send_sizes, g.recv_sizes, group)))
     run([j for j in mine if j.replica is None])
-    for gather, recv, work in gathering:
+    for g, work in gathering:
         wait(work)
-        unpack_gather(gather, recv)
-    return outputs, stats
+        copy(g.unpack)
+    return stats
