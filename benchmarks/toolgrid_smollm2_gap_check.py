@@ -49,6 +49,7 @@ from etude.recipes.toolgrid.hint_reading import (
     predicted_benefit,
     predicts_benefit,
     replay,
+    sampling_report,
 )
 from etude.recipes.toolgrid.train import (
     chat_tokenizer,
@@ -146,6 +147,10 @@ def after_mistake_phases(policy, cfg, args, out: dict, write) -> None:
     played = episodes()
     states = mistake_states(played, detectors)
     print(f"after-mistake: {len(states)} states in {len(played)} episodes", flush=True)
+    # the sampling's own figures go to the JSON at once, marked unfinished until the rest is
+    out["after_mistake"] = {"settings": settings, "finished": False}
+    out["after_mistake"] |= {**sampling_report(played, states), "time": work["times"]}
+    write()
     for phase, key, fn in (
         ("logprobs", "scores", lambda s: mistake_logprobs(policy, cfg, s)),
         ("continuations", "rewards", lambda s: mistake_continuations(policy, cfg, s)),
@@ -160,6 +165,7 @@ def after_mistake_phases(policy, cfg, args, out: dict, write) -> None:
     scores = [{k: tuple(v) for k, v in row.items()} for row in work["scores"]]
     out["after_mistake"] = {
         "settings": settings,
+        "finished": True,
         **mistake_report(played, states, scores, work["rewards"]),
         "time": work["times"],
     }

@@ -181,7 +181,7 @@ def test_the_check_after_a_mistake_measures_what_the_hint_changes(monkeypatch, r
     check = gap_check(policy, cfg, tasks=1, episodes=1, mistakes=3)
     am = check["after_mistake"]
     assert am["episodes"] == 3 and am["success"] == 0 and am["episodes_with_a_state"] == 3
-    assert am["first_failure_of_failed_episodes"] == {"tool_not_found": 3}
+    assert am["first_failure_of_failed_episodes"] == am["states"] == {"tool_not_found": 3}
     row = am["by_category"]["all"]
     assert row["states"] == 3 and set(am["by_category"]) == {"all", "tool_not_found"}
     cont = row["continuation_success"]

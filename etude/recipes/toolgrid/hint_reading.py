@@ -458,15 +458,24 @@ def mistake_report(
     rewards: list[dict[str, float] | None],
 ) -> dict:
     """`after_mistake`'s result from its pieces (a resumable caller computes them itself)."""
+    return {
+        **sampling_report(played, states),
+        "by_category": mistake_summary(states, scores, rewards),
+    }
+
+
+def sampling_report(played: list[Episode], states: list[MistakeState]) -> dict:
+    """What the unhinted episodes alone show: their success, how many hold a state (per
+    category), and the first failure of every failed one (`first_failure`)."""
     failures = [first_failure(ep) for ep in played]
     failed = Counter(f for f, ep in zip(failures, played) if not ep.reward)
     return {
         "episodes": len(played),
         "success": sum(ep.reward for ep in played) / max(len(played), 1),
         "episodes_with_a_state": len({s.episode for s in states}),
+        "states": dict(Counter(s.hint.category for s in states).most_common()),
         "first_failure_of_failed_episodes": dict(failed.most_common()),
         "successes_after_a_departure": sum(1 for f, ep in zip(failures, played) if ep.reward and f),
-        "by_category": mistake_summary(states, scores, rewards),
     }
 
 
