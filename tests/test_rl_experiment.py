@@ -166,6 +166,7 @@ def test_turn_scores_in_one_batch_equal_a_full_forward_per_context():
     contexts, offset = first_call_contexts(sample_task(heldout[0], 2, rng), rng)
     lists = list(contexts.values())
     got = turn_scores(policy, lists, offset)
+    assert turn_scores(policy, lists, [offset] * len(lists)) == got  # one offset per list
     for messages, (logp, right) in zip(lists, got):
         t = tokenize(messages, ByteChat())
         with torch.no_grad():
