@@ -124,6 +124,22 @@ def demonstration_lengths(path: Path, tok) -> list[dict]:
     return lengths
 
 
+def task_facts(task_dirs: list[Path]) -> dict:
+    """Per task, from its task.json, what a reward > 0 takes: the lines deleted, the
+    fail-to-pass tests and what the synthesis's trivial stubs score when graded."""
+    from etude.synth.task import load_task
+
+    facts = {}
+    for d in task_dirs:
+        task = load_task(d)
+        facts[d.name] = {
+            "deleted_lines": task["difficulty"]["lines"],
+            "fail_to_pass": len(task["tests"]["fail_to_pass"]),
+            "stub_fractions": {k: v["fraction"] for k, v in task["validation"].items()},
+        }
+    return facts
+
+
 def build_warm_start(args) -> tuple[dict, Path, list[Path], list[Path]]:
     """Curriculum, demonstrations and SFT under `args.out` (each skipped when stored):
     (the record, the warm start's directory, train task dirs, held-out task dirs)."""
@@ -137,14 +153,20 @@ def build_warm_start(args) -> tuple[dict, Path, list[Path], list[Path]]:
     )
     from etude.recipes.coding.demonstrations import build_demonstrations, first_turns
     from etude.recipes.sft import parse_config, train
-    from etude.synth.task import load_task
 
     root, seed = Path(args.out), args.split_seed
     curriculum = root / "curriculum"
     rule = SplitRule(seed, args.heldout_share, tuple(args.heldout_repository))
     if not (curriculum / "curriculum.json").is_file():
         sdists = [Path(s).expanduser() for s in args.sdist]
-        build_curriculum(curriculum, sdists, rule, max_candidates=args.max_candidates, workers=1)
+        build_curriculum(
+            curriculum,
+            sdists,
+            rule,
+            max_candidates=args.max_candidates,
+            max_lines=args.max_lines,
+            workers=1,
+        )
     if load_curriculum(curriculum).rule != rule:
         raise SystemExit(f"{curriculum} was split by another rule than {rule}: use another --out")
     train_dirs, heldout_dirs = split_dirs(curriculum, "train"), split_dirs(curriculum, "heldout")
@@ -206,16 +228,8 @@ def build_warm_start(args) -> tuple[dict, Path, list[Path], list[Path]]:
         "split_seed": seed,
         "train_tasks": [d.name for d in train_dirs],
         "heldout_tasks": [d.name for d in heldout_dirs],
-        "heldout_task_facts": {  # from task.json: what a reward > 0 takes
-            d.name: {
-                "deleted_lines": load_task(d)["difficulty"]["lines"],
-                "fail_to_pass": len(load_task(d)["tests"]["fail_to_pass"]),
-                "stub_fractions": {  # the synthesis's trivial stubs, graded
-                    k: v["fraction"] for k, v in load_task(d)["validation"].items()
-                },
-            }
-            for d in heldout_dirs
-        },
+        "heldout_task_facts": task_facts(heldout_dirs),
+        "train_task_facts": task_facts(train_dirs),
         "demonstrations": made,
         "demonstration_lengths": demonstration_lengths(
             root / "demonstrations.jsonl", AutoTokenizer.from_pretrained(warm / "checkpoint")
@@ -411,6 +425,7 @@ def main() -> None:
     parser.add_argument("--split-seed", type=int, default=0, help="split, demos and SFT's")
     parser.add_argument("--out", default="runs/coding-agent-learning")
     parser.add_argument("--max-candidates", type=int, default=4)
+    parser.add_argument("--max-lines", type=int, default=None, help="deleted lines per task")
     parser.add_argument("--per-task", type=int, default=4)
     parser.add_argument("--sft-steps", type=int, default=30)
     parser.add_argument("--batch-size", type=int, default=4)
