@@ -4,7 +4,8 @@ first-turn tool-call rate -> RL from the warm start in the coding loop, per seed
 The warm start is built once under `--out`:
 `etude.recipes.coding.curriculum.build_curriculum` (the example repository and the sdists
 given, split train/held-out with `--split-seed`, `--heldout-share` and
-`--heldout-repository`), `build_demonstrations` on the train split (`--per-task` each),
+`--heldout-repository`; `--max-candidates` per repository among those deleting at most
+`--max-lines` lines), `build_demonstrations` on the train split (`--per-task` each),
 `etude.recipes.sft.train` (SmolLM2, the last `--train-layers` layers, seed `--split-seed`;
 with `--first-turns` on each demonstration cut after its first accepted tool call; with
 `--then-whole-steps N` that is followed by N steps on the whole demonstrations at
