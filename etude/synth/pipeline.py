@@ -136,6 +136,13 @@ def hardest_first_by_kind(candidates: list[Candidate]) -> list[Candidate]:
     return ordered
 
 
+def chosen(candidates: list[dict], max_candidates: int | None, max_lines: int | None) -> list[dict]:
+    """The first `max_candidates` of `candidates` (`Candidate.to_json()`s, hardest first,
+    kinds in turn) among those deleting at most `max_lines` lines (None: no limit)."""
+    sized = [c for c in candidates if max_lines is None or c["lines"] <= max_lines]
+    return sized[:max_candidates]
+
+
 def candidate_phase(job: Job) -> dict:
     """Process one candidate and store its result (runs in a worker)."""
     record, wall, cpu = _timed(process, job)
@@ -165,11 +172,14 @@ def synthesize(
     executor: str = "local",
     settings: Settings = Settings(),  # noqa: B008 (frozen dataclass)
     max_candidates: int | None = None,
+    max_lines: int | None = None,
     console: Console | None = None,
 ) -> dict:
     """Turn each repository or sdist in `sources` into tasks under `out/tasks`; returns the
     summary also written to `out/summary.json`. Raises SynthError when no source could be
-    used at all; per-source errors are in the summary."""
+    used at all; per-source errors are in the summary. `max_candidates` candidates per
+    repository are processed, hardest first, among those deleting at most `max_lines`
+    lines when it is given (a task a small model can write back in one turn)."""
     console = console or Console(stderr=True)
     out = Path(out).resolve()
     work_root, tasks_root = out / "work", out / "tasks"
@@ -186,7 +196,7 @@ def synthesize(
         jobs, done = [], {}
         for state in states:
             work_dir = work_root / Repo.from_json(state["repo"]).name
-            for cand in state["candidates"][:max_candidates]:  # hardest first, kinds in turn
+            for cand in chosen(state["candidates"], max_candidates, max_lines):
                 stored = work_dir / "results" / f"{cand['id']}.json"
                 if stored.exists():
                     done.setdefault(state["repo"]["name"], []).append(

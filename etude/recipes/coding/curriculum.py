@@ -101,11 +101,13 @@ def build_curriculum(
     *,
     include_example: bool = True,
     max_candidates: int = 4,
+    max_lines: int | None = None,
     workers: int = 2,
 ) -> Curriculum:
     """Synthesize tasks from the example repository (unless `include_example` is False)
     and `sdists` into `out/synth`, split them, copy them to `out/train` and `out/heldout`
-    and write the manifest last (an interrupted build leaves no manifest)."""
+    and write the manifest last (an interrupted build leaves no manifest). `max_candidates`
+    and `max_lines` are the pipeline's (per repository; deleted lines per task)."""
     sources = ([EXAMPLE_REPO] if include_example else []) + [Path(s) for s in sdists]
     if not sources:
         raise ValueError("a curriculum needs at least one source (the example repo or sdists)")
@@ -116,7 +118,9 @@ def build_curriculum(
         raise ValueError(f"heldout_share must be in [0, 1), got {rule.heldout_share}")
     out = Path(out)
     (out / MANIFEST).unlink(missing_ok=True)  # the old split no longer holds while rebuilding
-    synthesize(sources, out / "synth", workers=workers, max_candidates=max_candidates)
+    synthesize(
+        sources, out / "synth", workers=workers, max_candidates=max_candidates, max_lines=max_lines
+    )
     found = {}
     for task_dir in sorted((out / "synth" / "tasks").iterdir()):
         if (task_dir / "task.json").is_file():
@@ -193,6 +197,7 @@ def main(args) -> int:
         SplitRule(args.seed, args.heldout_share, tuple(args.heldout_repository)),
         include_example=not args.no_example,
         max_candidates=args.max_candidates,
+        max_lines=args.max_lines,
         workers=args.workers,
     )
     print(

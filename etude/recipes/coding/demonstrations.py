@@ -34,6 +34,8 @@ import random
 import re
 import shutil
 from collections.abc import Iterator
+from difflib import SequenceMatcher
+from itertools import pairwise
 from pathlib import Path
 
 from etude.envs.coding import (
@@ -167,16 +169,47 @@ def edit_arguments(current: str, target: str) -> dict | None:
             return None
 
 
-def read_arguments(path: str, current: str, target: str) -> dict:
+def _changed_regions(current: str, target: str) -> list[tuple[int, int, int, int]]:
+    """(i1, i2, j1, j2) per changed region: lines i1:i2 of `current` become j1:j2 of
+    `target` (difflib's non-equal opcodes, in file order)."""
+    a, b = current.splitlines(keepends=True), target.splitlines(keepends=True)
+    opcodes = SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+    return [(i1, i2, j1, j2) for tag, i1, i2, j1, j2 in opcodes if tag != "equal"]
+
+
+def edit_hunks(current: str, target: str) -> list[dict] | None:
+    """`edit_file` arguments, one per changed region, that applied in order turn `current`
+    into `target` (each `old` occurs once in the text it is applied to, `edit_arguments`
+    on the text before and after that region's change). A feature whose deletion also
+    touched `__all__` or the imports is put back with short edits, not one edit spanning
+    the file in between. None when a region has nothing unique to anchor on."""
+    a, b = current.splitlines(keepends=True), target.splitlines(keepends=True)
+    regions = _changed_regions(current, target)
+    states = []  # the text with the first n regions changed, n = 0 .. len(regions)
+    for n in range(len(regions) + 1):
+        text, at = [], 0
+        for k, (i1, i2, j1, j2) in enumerate(regions):
+            text += a[at:i1] + (b[j1:j2] if k < n else a[i1:i2])
+            at = i2
+        states.append("".join(text + a[at:]))
+    edits = [edit_arguments(x, y) for x, y in pairwise(states)]
+    return None if not edits or None in edits else edits
+
+
+def read_arguments(path: str, current: str, target: str) -> list[dict]:
     """`read_file` arguments for `path`: the whole file when it fits one reply
-    (`MAX_READ_LINES`), else `READ_WINDOW` + 1 lines centred on the first line where
-    `current` and `target` differ (where a search for a neighbouring name would point)."""
-    a, b = current.splitlines(), target.splitlines()
-    if len(a) <= MAX_READ_LINES:
-        return {"path": path}
-    head = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), len(a))
-    start = max(1, head + 1 - READ_WINDOW // 2)
-    return {"path": path, "start_line": start, "end_line": start + READ_WINDOW}
+    (`MAX_READ_LINES`), else `READ_WINDOW` + 1 lines centred on the first line of each
+    changed region (where a search for a neighbouring name would point), a region inside
+    an earlier window read with it."""
+    if len(current.splitlines()) <= MAX_READ_LINES:
+        return [{"path": path}]
+    reads, lines = [], len(current.splitlines())
+    for i1, *_ in _changed_regions(current, target) or [(lines, 0, 0, 0)]:
+        if reads and i1 + 1 <= reads[-1]["end_line"]:
+            continue
+        start = max(1, i1 + 1 - READ_WINDOW // 2)
+        reads.append({"path": path, "start_line": start, "end_line": start + READ_WINDOW})
+    return reads
 
 
 def _last_output(messages: list[Message]) -> str:
@@ -217,15 +250,17 @@ class ScriptedSolver:
         }
         return {"role": "assistant", "content": None, "tool_calls": [call]}
 
-    def _write(self, rel: str) -> Message:
-        """Edit or write `rel` to its target; a file longer than one read_file reply (so
-        never read whole) is always edited."""
+    def _writes(self, rel: str) -> Iterator[Message]:
+        """Edit `rel` to its target (one `edit_file` per changed region) or write it whole;
+        a file longer than one read_file reply (so never read whole) is always edited."""
         current, target = self.current[rel], self.target[rel]
         long = current is not None and len(current.splitlines()) > MAX_READ_LINES
-        edit = edit_arguments(current, target) if current and (self.edit or long) else None
-        if edit is not None:
-            return self._call("edit_file", path=rel, **edit)
-        return self._call("write_file", path=rel, content=target)
+        edits = edit_hunks(current, target) if current and (self.edit or long) else None
+        if edits is None:
+            yield self._call("write_file", path=rel, content=target)
+            return
+        for edit in edits:
+            yield self._call("edit_file", path=rel, **edit)
 
     def _check_command(self) -> str:
         found = _IMPORTABLE.search(self.task["problem_statement"])
@@ -250,22 +285,21 @@ class ScriptedSolver:
             yield self._call("search_files", pattern=rf"\b{feature}\b")
         for rel in files:
             if self.current[rel] is not None:
-                yield self._call(
-                    "read_file", **read_arguments(rel, self.current[rel], self.target[rel])
-                )
+                for read in read_arguments(rel, self.current[rel], self.target[rel]):
+                    yield self._call("read_file", **read)
         command = self._check_command()
         held_back = None
         if len(files) > 1 and rng.random() < 0.4:  # the first attempt misses a file
             held_back = files[-1]
         for rel in files:
             if rel != held_back:
-                yield self._write(rel)
+                yield from self._writes(rel)
         hidden = task["tests"]["hidden_files"]
         if hidden and held_back is None and rng.random() < 0.4:  # the named test file
             yield self._call("run_command", command=f"python -m pytest -q {hidden[0]}")
         yield self._call("run_command", command=command)
         if held_back is not None:
-            yield self._write(held_back)
+            yield from self._writes(held_back)
             yield self._call("run_command", command=command)
         yield {"role": "assistant", "content": self._summary(files, hidden)}
 
