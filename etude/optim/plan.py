@@ -71,6 +71,7 @@ import functools
 import json
 import math
 import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
@@ -321,14 +322,10 @@ class GroupResult:
         owner_slot = self.replica_of * n + self.owners
         copies = np.zeros(replicas * n, dtype=np.int64)
         runs = np.zeros(replicas * n, dtype=np.int64)  # runs held, per member slot
-        start = 0
-        while start < len(self.units):  # one parameter at a time: arrays [U_p, W, D]
-            param = self.units[start].param
-            stop = start
-            while stop < len(self.units) and self.units[stop].param == param:
-                stop += 1
+        size = replicas * n
+        for start, stop in _param_spans(self.units):  # arrays [U_p, W, D]
             boxes = np.stack([u.box for u in self.units[start:stop]])
-            shards = self.family.boxes[param]
+            shards = self.family.boxes[self.units[start].param]
             lo = np.maximum(boxes[:, None, :, 0], shards[None, :, :, 0])
             extent = np.clip(np.minimum(boxes[:, None, :, 1], shards[None, :, :, 1]) - lo, 0, None)
             has = (extent > 0).all(axis=-1)  # [U_p, W]
@@ -341,17 +338,9 @@ class GroupResult:
             first = has & ~continues  # runs, by their first unit
             holder = self.replica_of[start:stop, None] * n + np.arange(n)[None, :]
             away = first & (self.owners[start:stop, None] != np.arange(n)[None, :])
-            size = replicas * n
-            copies += 2 * np.bincount(holder.ravel(), weights=away.ravel(), minlength=size).astype(
-                np.int64
-            )
-            copies += 2 * np.bincount(slot, weights=first.sum(axis=1), minlength=size).astype(
-                np.int64
-            )
-            runs += np.bincount(holder.ravel(), weights=first.ravel(), minlength=size).astype(
-                np.int64
-            )
-            start = stop
+            copies += 2 * _counts(holder.ravel(), away.ravel(), size)
+            copies += 2 * _counts(slot, first.sum(axis=1), size)
+            runs += _counts(holder.ravel(), first.ravel(), size)
         return copies + _exchange_copies(runs.reshape(replicas, n), replicas)
 
     def jobs(self, job_numel: int) -> tuple[int, int]:
@@ -532,6 +521,23 @@ def plan_group(
     )
 
 
+def _param_spans(units: list[Unit]) -> Iterator[tuple[int, int]]:
+    """(start, stop) of each parameter's run of `units` (they come in parameter order): one
+    parameter at a time keeps the per-unit arrays small, `[U_p, W]`."""
+    start = 0
+    while start < len(units):
+        stop = start
+        while stop < len(units) and units[stop].param == units[start].param:
+            stop += 1
+        yield start, stop
+        start = stop
+
+
+def _counts(index: np.ndarray, weights: np.ndarray, size: int) -> np.ndarray:
+    """`weights` summed per `index` into `size` int64 bins."""
+    return np.bincount(index, weights=weights, minlength=size).astype(np.int64)
+
+
 def _count_share(
     units: list[Unit], owners: np.ndarray, n: int, node: np.ndarray
 ) -> dict[str, np.ndarray]:
@@ -547,12 +553,7 @@ def _count_share(
     normalized = np.zeros(n, dtype=np.int64)
     held_total = np.zeros(n, dtype=np.int64)
     comm_unit = np.zeros(len(units), dtype=bool)
-    start = 0
-    # Units come in parameter order; one parameter at a time keeps `held` small: [U_p, W].
-    while start < len(units):
-        stop = start
-        while stop < len(units) and units[stop].param == units[start].param:
-            stop += 1
+    for start, stop in _param_spans(units):
         held = np.stack([u.held for u in units[start:stop]])
         own = owners[start:stop]
         # Forward, each piece held off the owner goes to it; backward, the owner returns it.
@@ -560,15 +561,14 @@ def _count_share(
         cross = node[None, :] != node[own][:, None]
         for sent, moved in ((nvlink, away * ~cross), (network, away * cross)):
             sent += moved.sum(axis=0)
-            sent += np.bincount(own, weights=moved.sum(axis=1), minlength=n).astype(np.int64)
+            sent += _counts(own, moved.sum(axis=1), n)
         unit_numel = held.sum(axis=1)
-        owned += np.bincount(own, weights=unit_numel, minlength=n).astype(np.int64)
-        from_peers += np.bincount(own, weights=away.sum(axis=1), minlength=n).astype(np.int64)
+        owned += _counts(own, unit_numel, n)
+        from_peers += _counts(own, away.sum(axis=1), n)
         standard = np.array([u.method == "standard" for u in units[start:stop]])
-        normalized += np.bincount(own, weights=unit_numel * standard, minlength=n).astype(np.int64)
+        normalized += _counts(own, unit_numel * standard, n)
         held_total += held.sum(axis=0)
         comm_unit[start:stop] = away.sum(axis=1) > 0
-        start = stop
     return {
         "comm_unit": comm_unit,
         "nvlink": nvlink,

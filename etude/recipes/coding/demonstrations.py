@@ -201,9 +201,10 @@ def read_arguments(path: str, current: str, target: str) -> list[dict]:
     (`MAX_READ_LINES`), else `READ_WINDOW` + 1 lines centred on the first line of each
     changed region (where a search for a neighbouring name would point), a region inside
     an earlier window read with it."""
-    if len(current.splitlines()) <= MAX_READ_LINES:
+    lines = len(current.splitlines())
+    if lines <= MAX_READ_LINES:
         return [{"path": path}]
-    reads, lines = [], len(current.splitlines())
+    reads = []
     for i1, *_ in _changed_regions(current, target) or [(lines, 0, 0, 0)]:
         if reads and i1 + 1 <= reads[-1]["end_line"]:
             continue
