@@ -26,8 +26,11 @@ Variants, each with its FLOPs as run (`ns_flops`):
   rows scaled by the inverse square roots of the absolute row sums of R = X X^T, which
   bounds the spectral norm by 1 more tightly than the Frobenius norm, as Turbo-Muon does;
   free here, since R is formed anyway, but it orthogonalizes D X, not X).
-- Fewer steps (the quintic and Polar Express in 4 steps, Polar Express in 3): standard fp32,
-  standard bf16, Gram bf16 with etude's restarts (full and triangular), and the
+- Fewer steps (the quintic and Polar Express in 4 steps, Polar Express in 3, and the two
+  schedules designed for 4 steps on the scalar map by `benchmarks/ns_schedule_design.py`:
+  `minimax_4`, etude's "minimax_4", and `minimax_4_quintic_interval`, the greedy minimax
+  schedule on the 5-step quintic's interval): standard fp32, standard bf16, Gram bf16 with
+  etude's restarts (full and triangular), the mirrored-commuting variant and the
   AOL-rescaled Gram.
 
 Each variant's `vs_quintic5` is its polar error over that of 5 standard bf16 quintic steps
@@ -39,6 +42,9 @@ reference alone is 22.6 TFLOP, hours on a 2-core CPU (`--dense` adds it).
 
 Run: .venv/bin/python benchmarks/ns_accuracy.py   (resumable; writes
 benchmarks/results/ns_accuracy.json after each shape)
+     .venv/bin/python benchmarks/ns_accuracy.py --schedules minimax_4 ...   (only those
+     schedules, on every shape, merged into the existing file's rows; the yardstick is the
+     file's quintic row, which the same seeds reproduce)
      .venv/bin/python benchmarks/ns_accuracy.py --summarize   (its tables, as in docs/muon.md)
 """
 
@@ -65,6 +71,7 @@ from etude.optim.newton_schulz import (
     symmetric_matmul,
     symmetric_matmul_flops,
 )
+from etude.optim.ns_design import covered_interval, minimax_schedule, quintic_band
 from etude.optim.plan_models import planner_model, unit_shapes
 
 STEPS = 5
@@ -76,6 +83,13 @@ SCHEDULES = {
     "quintic_4_steps": (QUINTIC, 4),
     "polar_express_4_steps": ("polar_express", 4),
     "polar_express_3_steps": ("polar_express", 3),
+    "minimax_4": ("minimax_4", 4),
+    # the greedy minimax schedule on the interval the quintic's 5 steps cover (its band is
+    # wider than the quintic's: benchmarks/results/ns_schedule_design.json)
+    "minimax_4_quintic_interval": (
+        minimax_schedule(covered_interval(QUINTIC, 5, quintic_band(QUINTIC)), 4),
+        4,
+    ),
 }
 COMPARABLE = 1.10  # adopted only within this factor of the 5-step quintic's polar error
 
@@ -192,7 +206,18 @@ def variants(schedule, steps: int, short: int, long: int) -> dict:
     return rows
 
 
-def measure(name: str, shape: tuple[int, int], count: int, seed: int) -> dict:
+def _schedule(coefficients, steps: int) -> list:
+    """A named or fixed schedule through `coefficient_schedule`; a designed list as it is."""
+    if isinstance(coefficients, list):
+        return coefficients
+    return coefficient_schedule(coefficients, steps)
+
+
+def measure(
+    name: str, shape: tuple[int, int], count: int, seed: int, only=None, yardstick=None
+) -> dict:
+    """One unit's rows for every schedule of SCHEDULES (or those in `only`); the yardstick
+    is the 5-step bf16 quintic's polar error, measured here unless `yardstick` gives it."""
     short, long = sorted(shape)
     g = gradient_like(short, long, seed)
     polar = polar_factor(g).float()
@@ -209,7 +234,9 @@ def measure(name: str, shape: tuple[int, int], count: int, seed: int) -> dict:
         "schedules": {},
     }
     for sched_name, (coefficients, steps) in SCHEDULES.items():
-        schedule = coefficient_schedule(coefficients, steps)
+        if only is not None and sched_name not in only:
+            continue
+        schedule = _schedule(coefficients, steps)
         rows, reference = {}, None
         for variant, (fn, flops) in variants(schedule, steps, short, long).items():
             t0 = time.perf_counter()
@@ -229,7 +256,8 @@ def measure(name: str, shape: tuple[int, int], count: int, seed: int) -> dict:
             }
             print(f"  {name} {sched_name} {variant}: {rows[variant]}", flush=True)
         out["schedules"][sched_name] = rows
-    yardstick = out["schedules"]["quintic"]["standard_bf16"]["polar_error"]
+    if yardstick is None:
+        yardstick = out["schedules"]["quintic"]["standard_bf16"]["polar_error"]
     for rows in out["schedules"].values():
         for row in rows.values():
             row["vs_quintic5"] = row["polar_error"] / yardstick
@@ -304,6 +332,12 @@ def main() -> None:
     )
     parser.add_argument("--dense", action="store_true", help="add the 18432x7168 dense FFN")
     parser.add_argument("--summarize", action="store_true", help="print --out's tables")
+    parser.add_argument(
+        "--schedules",
+        nargs="+",
+        choices=sorted(SCHEDULES),
+        help="rerun only these schedules on every shape done, merged into --out's rows",
+    )
     args = parser.parse_args()
     if args.summarize:
         print(summarize(json.loads(Path(args.out).read_text())))
@@ -316,11 +350,27 @@ def main() -> None:
         for u in unit_shapes(planner_model("kimi-k2"))
         if args.dense or ns_flops(*u.shape, STEPS) <= CPU_FLOP_LIMIT
     ]
+    machine = {
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "torch": torch.__version__,
+        "threads": torch.get_num_threads(),
+    }
+    if args.schedules and not results:
+        raise SystemExit(f"--schedules merges into an existing {out_path}; run it whole first")
     for seed, (name, shape, count) in enumerate(units):
-        if name in results:
-            continue
         t0 = time.perf_counter()
-        results[name] = measure(name, shape, count, seed)
+        if args.schedules:
+            if name not in results:
+                continue
+            old = results[name]
+            yardstick = old["schedules"]["quintic"]["standard_bf16"]["polar_error"]
+            new = measure(name, shape, count, seed, set(args.schedules), yardstick)
+            old["schedules"].update(new["schedules"])
+        elif name in results:
+            continue
+        else:
+            results[name] = measure(name, shape, count, seed)
         print(f"{name}: {time.perf_counter() - t0:.0f} s", flush=True)
         report = {
             "benchmark": "ns_accuracy",
@@ -330,14 +380,15 @@ def main() -> None:
             "comparable_within": COMPARABLE,
             "yardstick": "standard bf16, 5 steps of the fixed quintic (torch.optim.Muon)",
             "input": "gradient-like: singular values ~ 1/i plus a 30% Gaussian noise floor",
-            "machine": {
-                "platform": platform.platform(),
-                "cpus": os.cpu_count(),
-                "torch": torch.__version__,
-                "threads": torch.get_num_threads(),
-            },
+            "machine": done["machine"] if args.schedules else machine,
             "units": [results[n] for n, _, _ in units if n in results],
         }
+        if args.schedules or (done and "merged" in done):
+            # which schedules a later run added, and on what machine
+            merged = [m for m in done.get("merged", []) if m["schedules"] != args.schedules]
+            if args.schedules:
+                merged.append({"schedules": args.schedules, "machine": machine})
+            report["merged"] = merged
         out_path.parent.mkdir(parents=True, exist_ok=True)
         tmp = out_path.with_suffix(".tmp")
         tmp.write_text(json.dumps(report, indent=2) + "\n")

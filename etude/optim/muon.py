@@ -66,7 +66,8 @@ class Muon(torch.optim.Optimizer):
     Arguments up to `adjust_lr_fn` mean what they mean in `torch.optim.Muon` and have its
     defaults. Beyond those:
 
-    - ns_coefficients: a triple `(a, b, c)` used at every step, or "polar_express".
+    - ns_coefficients: a triple `(a, b, c)` used at every step, "polar_express", or
+      "minimax_4" (designed for ns_steps=4 only, `newton_schulz.MINIMAX_4`).
     - ns_dtype: precision of Newton–Schulz (bfloat16 as in torch.optim.Muon, or float32).
     - ns_method: "standard", "gram", "gram_triangular" or "auto" (default: per shape, the
       one with the fewest FLOPs, as `newton_schulz.choose_method` decides; "standard" is

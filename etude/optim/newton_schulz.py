@@ -35,8 +35,9 @@ approximately equal to `U V^T` of each matrix's SVD `U S V^T`. Three formulation
   measured on a GPU, where its small panel GEMMs may run below a full product's rate and
   its many ops cost host time (`benchmarks/muon_calibrate.py` measures both).
 
-Coefficient schedules: the fixed quintic `(3.4445, -4.7750, 2.0315)` repeated each step, or
-the per-step Polar Express schedule (Amsel et al., 2025) with its 1.01 safety factor.
+Coefficient schedules: the fixed quintic `(3.4445, -4.7750, 2.0315)` repeated each step,
+the per-step Polar Express schedule (Amsel et al., 2025) with its 1.01 safety factor, or
+"minimax_4", a schedule designed for exactly 4 steps (`MINIMAX_4`).
 """
 
 from __future__ import annotations
@@ -64,6 +65,21 @@ _POLAR_EXPRESS_RAW = (
 POLAR_EXPRESS = tuple((a / 1.01, b / 1.01**3, c / 1.01**5) for a, b, c in _POLAR_EXPRESS_RAW[:-1])
 POLAR_EXPRESS_LAST = _POLAR_EXPRESS_RAW[-1]
 
+# A schedule for exactly 4 steps, designed on the scalar map (benchmarks/ns_schedule_design.py,
+# etude.optim.ns_design; no matrix was looked at): the greedy minimax (Polar Express)
+# composition on the widest interval [ell, 1] whose band has the 5-step quintic's ratio of
+# ends: ell = 0.00237 into [0.724, 1.276] (the quintic's 5 steps: [0.00151, 1] into
+# [0.682, 1.202]); all but the last step take x / 1.01. No 4-step degree-5 schedule brings
+# the quintic's own interval [0.00151, 1] into a band that narrow: the optimum there is
+# [0.585, 1.415]. How it orthogonalizes the K2 shapes: docs/muon.md, "A schedule designed
+# for 4 steps".
+MINIMAX_4 = (
+    (8.32732210643498, -24.14071028802441, 17.546580713735906),
+    (4.04731169539921, -2.953585443405039, 0.5454792259518986),
+    (3.607726324186585, -2.649093089446354, 0.5119785378820904),
+    (2.6812027696129395, -1.998839049626335, 0.4573221695896723),
+)
+
 Coefficients = tuple[float, float, float]
 METHODS = ("standard", "gram", "gram_triangular", "auto")
 # The block etude suggests when symmetric products are opted into (Muon's `ns_block`, the
@@ -83,9 +99,17 @@ def gram_restarts(steps: int) -> tuple[int, ...]:
 
 
 def coefficient_schedule(ns_coefficients: Coefficients | str, ns_steps: int) -> list[Coefficients]:
-    """The (a, b, c) used at each of `ns_steps` steps: a fixed triple, or "polar_express"."""
+    """The (a, b, c) used at each of `ns_steps` steps: a fixed triple, "polar_express", or
+    "minimax_4" (designed for exactly 4 steps: any other `ns_steps` is an error)."""
     if ns_steps < 1 or ns_steps >= 100:
         raise ValueError(f"ns_steps must be in [1, 99], got {ns_steps}")
+    if ns_coefficients == "minimax_4":
+        if ns_steps != len(MINIMAX_4):
+            raise ValueError(
+                f"ns_coefficients 'minimax_4' is designed for exactly {len(MINIMAX_4)} steps, "
+                f"got ns_steps={ns_steps}"
+            )
+        return list(MINIMAX_4)
     if ns_coefficients == "polar_express":
         return [
             POLAR_EXPRESS[i] if i < len(POLAR_EXPRESS) else POLAR_EXPRESS_LAST
@@ -93,7 +117,7 @@ def coefficient_schedule(ns_coefficients: Coefficients | str, ns_steps: int) -> 
         ]
     if isinstance(ns_coefficients, str) or len(ns_coefficients) != 3:
         raise ValueError(
-            f"ns_coefficients must be three floats (a, b, c) or 'polar_express', "
+            f"ns_coefficients must be three floats (a, b, c), 'polar_express' or 'minimax_4', "
             f"got {ns_coefficients!r}"
         )
     return [tuple(float(c) for c in ns_coefficients)] * ns_steps
