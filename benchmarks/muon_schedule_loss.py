@@ -8,6 +8,7 @@ Muon units, all Gram-shaped) trains in one process on the standard library's sou
 - quintic_5: 5 steps of the fixed quintic (etude's and torch.optim.Muon's default);
 - quintic_4: 4 steps of it;
 - polar_express_4: 4 steps of Polar Express;
+- minimax_4: the schedule designed for exactly 4 steps (`etude.optim.ns_design`);
 - aol_quintic_4: 4 quintic steps after an AOL rescaling (rows scaled by the inverse square
   roots of the absolute row sums of X Xᵀ, as in `ns_accuracy.py`), swapped in for
   `newton_schulz` in `etude.optim.sharded` (the optimizer has no AOL option);
@@ -54,6 +55,7 @@ SCHEDULES = {
     "quintic_4": (QUINTIC, 4, False, LR),
     "polar_express_4": ("polar_express", 4, False, LR),
     "aol_quintic_4": (QUINTIC, 4, True, LR),
+    "minimax_4": ("minimax_4", 4, False, LR),
     # the control: 5 quintic steps with the update shrunk as 4 steps shrink it (on
     # gradient-like matrices of the tiny MoE's unit shapes, 4 steps give 0.91-1.00x the
     # Frobenius norm of 5)
@@ -65,17 +67,21 @@ HELD_OUT_BATCHES = 8
 CORPUS_BYTES = 2 << 20
 
 
-def aol_newton_schulz(g, schedule, eps=1e-7, dtype=torch.bfloat16, method="standard"):
+def aol_newton_schulz(
+    g, schedule, eps=1e-7, dtype=torch.bfloat16, method="standard", block=None, out=None
+):
     """`newton_schulz` with the AOL row scaling before the Gram iteration (wide `[B, s, l]`
-    after orientation; every tiny-MoE unit takes the Gram iteration)."""
+    after orientation; every tiny-MoE unit takes the Gram iteration). Same signature as
+    `newton_schulz`, `out` included (sharded Muon passes a kept buffer)."""
     if method != "gram":
-        return newton_schulz(g, schedule, eps=eps, dtype=dtype, method=method)
+        return newton_schulz(g, schedule, eps=eps, dtype=dtype, method=method, block=block, out=out)
     tall = g.shape[1] > g.shape[2]
     x = g.to(dtype).mT if tall else g.to(dtype)
     x = x / x.norm(dim=(-2, -1), keepdim=True).clamp(min=eps)
     x = x * (x @ x.mT).abs().sum(-1).clamp(min=eps).rsqrt()[..., :, None]
     x = gram_iteration(x, schedule, gram_restarts(len(schedule)), normalize=False)
-    return x.mT if tall else x
+    x = x.mT if tall else x
+    return x if out is None else out.copy_(x)
 
 
 def _optimizer(model: MoETransformer, coefficients, steps: int, lr: float) -> Muon:
