@@ -59,6 +59,13 @@ if __name__ == "__main__":
         default=None,
         help='run only these arms (and "rl"); more can be added later in the same runs',
     )
+    parser.add_argument(
+        "--gap-mistakes",
+        type=int,
+        default=100,
+        help="unhinted held-out episodes whose failed calls the gap check scores hints at "
+        "(0: the first-call check alone)",
+    )
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--ignore-hint-check", action="store_true")
     parser.add_argument("--from-logs", action="store_true")
@@ -79,5 +86,6 @@ if __name__ == "__main__":
             lam=args.lam,
             final_episodes=args.final_episodes,
             arm_names=args.arms,
+            gap_mistakes=args.gap_mistakes,
         )
     )

@@ -50,7 +50,7 @@ def test_episodes_to_reach():
     assert episodes_to_reach(evals, 0.9) is None
 
 
-SMALL_CHECK = {"gap_tasks": 30, "gap_episodes": 6}
+SMALL_CHECK = {"gap_tasks": 30, "gap_episodes": 6, "gap_mistakes": 3}
 
 
 def _records(success):
@@ -184,9 +184,12 @@ def test_experiment_refuses_to_start_when_the_gap_is_about_zero(tmp_path, capsys
     with pytest.raises(GapCheckError, match="--ignore-hint-check") as err:
         run_experiment(base, [0], 0.5, tmp_path / "out", tmp_path / "runs", **SMALL_CHECK)
     assert "no better than the student" in str(err.value)
+    assert "placebo after the mistakes" in str(err.value)  # where the gate decided
     check = json.loads((tmp_path / "out" / "gap_check.json").read_text())
     assert not predicts_benefit(check) and check["tasks"] == 30
     assert check["success"]["episodes"] == 6 and abs(check["success"]["gap"]) < 0.05
+    assert check["after_mistake"]["episodes"] == 3
+    assert "after the student's own mistakes" in check["prediction"]
     assert "predicts no gain" in capsys.readouterr().out  # printed before refusing
     assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == [
         "experiment.json",

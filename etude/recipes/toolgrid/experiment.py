@@ -32,7 +32,7 @@ from pathlib import Path
 
 import torch
 
-from etude.recipes.toolgrid.hint_reading import gap_check, predicts_benefit
+from etude.recipes.toolgrid.hint_reading import MISTAKE_CONTEXTS, gap_check, predicts_benefit
 from etude.recipes.toolgrid.train import (
     TARGETED,
     RunConfig,
@@ -238,15 +238,19 @@ def run_experiment(
     require_hint_reading: bool = True,
     gap_tasks: int = 300,
     gap_episodes: int = 100,
+    gap_mistakes: int = 100,
     final_episodes: int = 240,
     arm_names: list[str] | None = None,
     warm_starts: Path | None = None,
 ) -> dict:
     """Warm-start once, run the pre-flight gap check on the warm start
-    (`etude.recipes.toolgrid.hint_reading.gap_check`, printed), run every arm × seed (in
-    `workers` processes, logs under `runs`), summarize into `out/textual_feedback_modes.json`
-    and `.png`. When the gap is about zero and `require_hint_reading` is set, no arm runs:
-    the check goes to `out/gap_check.json` and `GapCheckError` says why.
+    (`etude.recipes.toolgrid.hint_reading.gap_check`, printed; with `gap_mistakes` > 0 it
+    decides on the hints given after the warm start's own mistakes in that many unhinted
+    held-out episodes, where the arms' teacher reads them; 0: on the first call alone), run
+    every arm × seed (in `workers` processes, logs under `runs`), summarize into
+    `out/textual_feedback_modes.json` and `.png`. When the gap is about zero and
+    `require_hint_reading` is set, no arm runs: the check goes to `out/gap_check.json` and
+    `GapCheckError` says why.
 
     It resumes: `runs/experiment.json` records the experiment (config, λ, arms, gap-check
     sizes; not the seeds, which only add runs); when it matches, the saved warm start and
@@ -269,7 +273,8 @@ def run_experiment(
                 "config": asdict(base),
                 "lambda": lam,
                 "arms": list(all_arms),
-                "gap_check": [gap_tasks, gap_episodes],
+                # a run from before the after-mistake check keeps its identity
+                "gap_check": [gap_tasks, gap_episodes] + ([gap_mistakes] if gap_mistakes else []),
             }
         )
     )
@@ -296,16 +301,16 @@ def run_experiment(
     if check_path.is_file():
         check = json.loads(check_path.read_text())
     else:
-        check = gap_check(warm, base, tasks=gap_tasks, episodes=gap_episodes)
+        check = gap_check(warm, base, tasks=gap_tasks, episodes=gap_episodes, mistakes=gap_mistakes)
         check_path.write_text(json.dumps(check, indent=2) + "\n")
     print(f"gap check: {check['prediction']}", flush=True)
     if require_hint_reading and not predicts_benefit(check):
         (out / "gap_check.json").write_text(json.dumps(check, indent=2) + "\n")
         raise GapCheckError(
             f"the hinted teacher is no better than the student ({check['prediction']}; "
-            f"placebo {check['placebo']['median_logp_gain_vs_none']:+.2f} nats), so no arm "
-            f"can gain from it. Details in {out / 'gap_check.json'}; warm start differently, "
-            "or pass --ignore-hint-check to run the arms anyway."
+            f"{_placebo(check)}), so no arm can gain from it. Details in "
+            f"{out / 'gap_check.json'}; warm start differently, or pass --ignore-hint-check "
+            "to run the arms anyway."
         )
     results: dict[str, dict[int, list[dict]]] = {}
     jobs = []
@@ -439,6 +444,17 @@ def plot_experiment(summary: dict, path: Path) -> None:
     plt.close(fig)
 
 
+def _placebo(check: dict) -> str:
+    """The placebo's median log-prob gain where the gate decided (after the student's own
+    mistakes when the check has them, else at the first call), for the refusal message."""
+    if "after_mistake" not in check:
+        return f"placebo {check['placebo']['median_logp_gain_vs_none']:+.2f} nats"
+    row = check["after_mistake"]["by_category"]["all"]
+    gains = [row[p]["placebo_gain"]["median"] for p in MISTAKE_CONTEXTS]
+    shown = ", ".join(f"{p} {g:+.2f}" for p, g in zip(MISTAKE_CONTEXTS, gains) if g is not None)
+    return f"placebo after the mistakes: {shown or 'nothing to score'} nats"
+
+
 class GapCheckError(RuntimeError):
     """The warm start's hinted-vs-unhinted gap is about zero, so the arms did not run."""
 
@@ -453,6 +469,7 @@ def main(
     lam: float = 0.5,
     final_episodes: int = 240,
     arm_names: list[str] | None = None,
+    gap_mistakes: int = 100,
 ) -> int:
     """`etude rl experiment toolgrid`: the configured sizes, or a smoke-size run (`quick`).
     Exit 1 when the gap check finds no gap (unless `require_hint_reading` is off)."""
@@ -466,7 +483,8 @@ def main(
             toolgrid=replace(base.toolgrid, train_registries=20, heldout_registries=5),
         )
         seeds = seeds[:2]
-    check = {"gap_tasks": 20, "gap_episodes": 4} if quick else {}
+    check = {"gap_tasks": 20, "gap_episodes": 4, "gap_mistakes": min(gap_mistakes, 4)}
+    check = check if quick else {"gap_mistakes": gap_mistakes}
     final_episodes = min(final_episodes, 4) if quick else final_episodes
     try:
         summary = run_experiment(
