@@ -216,14 +216,14 @@ def build_warm_start(args) -> tuple[dict, Path, list[Path], list[Path]]:
     warm, whole = root / "sft", []
     if args.then_whole_steps:  # then the whole demonstrations, from the openings' weights
         warm = root / args.whole_name
-        data = [str(root / "demonstrations.jsonl")]
+        whole_data = [str(root / "demonstrations.jsonl")]
         if args.whole_with_openings:  # the openings again beside them: format rehearsal
-            data.append(str(root / "demonstrations.first_turns.jsonl"))
+            whole_data.append(str(root / "demonstrations.first_turns.jsonl"))
         whole_cfg = parse_config(
             {
                 "seed": seed,
                 "out_dir": str(warm),
-                "data": data,
+                "data": whole_data,
                 "init": str(root / "sft" / "checkpoint"),
                 "steps": args.then_whole_steps,
                 "batch_size": args.batch_size,
