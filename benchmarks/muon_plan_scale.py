@@ -52,7 +52,14 @@ it are those changes:
 - recommended_4_steps: the recommendation (runs) with 4 NS steps, for reference: no
   4-step schedule measured keeps the 5-step quintic's accuracy (docs/muon.md);
 - recommended_ns_at_matmul_rate: the recommendation (runs) with NS at the 0.80 of
-  peak a lent H200 reached on a plain bf16 matmul, an optimistic bound on the NS term.
+  peak a lent H200 reached on a plain bf16 matmul, an optimistic bound on the NS term;
+- per_shape: the recommendation (runs) with per-shape schedules from the measured
+  accuracy table (`ACCURACY`, benchmarks/results/ns_accuracy.json; Muon's and the
+  planner's `ns_accuracy`): 4 steps of "minimax_4" on each unit shape where the table
+  puts them within 1.10x the 5-step quintic's polar error in the formulation they would
+  run and they cost fewer FLOPs, 5 quintic steps elsewhere ("change" against "runs");
+- default_per_shape: Muon's defaults as they run now with the same table ("change"
+  against "default_now").
 
 NS runs at the stated 0.60 of peak in every other row, the symmetric products' small
 panel GEMMs included: no GPU has measured it yet (`benchmarks/muon_calibrate.py` would).
@@ -78,11 +85,14 @@ import torch
 
 from etude.optim.elementwise import ElementBytes, element_bytes
 from etude.optim.newton_schulz import SYMMETRIC_BLOCK, gram_restarts
+from etude.optim.ns_choice import load_accuracy_table
 from etude.optim.plan import Assumptions, plan, predict
 
 RUNS = [("kimi-k2", 256), ("kimi-k2", 512), ("kimi-k2", 1024), ("tiny", 8)]
 MATMUL_RATE = 0.80  # measured bf16 matmul rate of a lent H200, fraction of peak
 BIG_JOBS = 1 << 27  # elements per member per job: about 9 K2 expert units
+ROOT = Path(__file__).resolve().parent.parent
+ACCURACY = ROOT / "benchmarks" / "results" / "ns_accuracy.json"  # benchmarks/ns_accuracy.py
 
 
 @dataclass(frozen=True)
@@ -91,7 +101,8 @@ class Setting:
     dense units spread (True / False / "auto": the planner's choice), fused elementwise, the
     NS efficiency (None: the stated one), Muon's job_numel, the elementwise data path
     ("previous", "one_copy" or "runs": `element_bytes_of`) and the host's piece copies
-    ("rebuilt", "located" or "runs": `HOST_COPIES`)."""
+    ("rebuilt", "located" or "runs": `HOST_COPIES`), and whether each unit shape's
+    schedule comes from the measured accuracy table (`ACCURACY`)."""
 
     method: str = "auto"
     steps: int = 5
@@ -102,6 +113,7 @@ class Setting:
     job_numel: int = 1 << 24
     data_path: str = "previous"
     host_copies: str = "rebuilt"
+    per_shape: bool = False
 
 
 # (ops per piece copy, runs merged): before the views were located once per plan, located,
@@ -155,21 +167,39 @@ SETTINGS = {
         data_path="runs",
         host_copies="runs",
     ),
+    "per_shape": Setting(
+        block=SYMMETRIC_BLOCK,
+        job_numel=BIG_JOBS,
+        data_path="runs",
+        host_copies="runs",
+        per_shape=True,
+    ),
+    "default_per_shape": Setting(data_path="runs", host_copies="runs", per_shape=True),
 }
 
 
 def run(model: str, gpus: int, gpu: str) -> dict:
-    """Plan `model` on `gpus` GPUs once per (method, steps, spread, block) and predict each
-    setting; "auto" spreading takes whichever of the two plans predicts the shorter step."""
+    """Plan `model` on `gpus` GPUs once per (method, steps, spread, block, per-shape
+    schedules) and predict each setting; "auto" spreading takes whichever of the two plans
+    predicts the shorter step."""
     plans, planner = {}, {}
+    # the table named by its path in the repository, as the report quotes it
+    accuracy = replace(load_accuracy_table(ACCURACY), source=str(ACCURACY.relative_to(ROOT)))
 
-    def planned(method: str, steps: int, spread: bool, block: int | None):
-        key = (method, steps, spread, block)
+    def planned(method: str, steps: int, spread: bool, block: int | None, per_shape: bool):
+        key = (method, steps, spread, block, per_shape)
         if key not in plans:
             plans[key] = p = plan(
-                model, gpus, method=method, ns_steps=steps, spread_replicas=spread, ns_block=block
+                model,
+                gpus,
+                method=method,
+                ns_steps=steps,
+                spread_replicas=spread,
+                ns_block=block,
+                ns_accuracy=accuracy if per_shape else None,
             )
             name = f"{method}/{steps} steps/{'spread' if spread else 'repeated'}/block {block}"
+            name += "/per-shape schedules" if per_shape else ""
             planner[name] = {"wall_s": p.planner_s, "cpu_s": p.planner_cpu_s}
         return plans[key]
 
@@ -187,7 +217,11 @@ def run(model: str, gpus: int, gpu: str) -> dict:
             a = replace(a, ns_efficiency=setting.ns_efficiency)
         options = [True, False] if setting.spread == "auto" else [setting.spread]
         reports = {
-            s: predict(planned(setting.method, setting.steps, s, setting.block), gpu, a)
+            s: predict(
+                planned(setting.method, setting.steps, s, setting.block, setting.per_shape),
+                gpu,
+                a,
+            )
             for s in options
         }
         chosen = min(reports, key=lambda s: reports[s]["time"]["step_s"])
@@ -230,6 +264,9 @@ LABELS = {
     "recommended_spread_always": "recommended, spread_replicas=True forced",
     "recommended_4_steps": "(recommended with 4 NS steps: not adopted, for reference)",
     "recommended_ns_at_matmul_rate": "recommended, NS at matmul rate (0.80)",
+    "per_shape": "recommended + per-shape schedules (4 minimax_4 steps where measured "
+    "within 1.10x, --ns-accuracy)",
+    "default_per_shape": "Muon's defaults + per-shape schedules (--ns-accuracy)",
 }
 # each row adds one lever to the one before; the references are against the row named
 CHAIN = [
@@ -249,7 +286,31 @@ REFERENCE_OF = {
     "default_now": "fused",
     "big_jobs_full_products": "fused",
     "recommended_4_steps": "runs",
+    "per_shape": "runs",
+    "default_per_shape": "default_now",
 }
+
+
+PER_SHAPE_ROWS = ("recommended_4_steps", "per_shape", "default_per_shape")
+
+
+def schedules(report: dict) -> str:
+    """Markdown table of the schedule each kimi-k2 unit shape took under per-shape
+    schedules (the same at every GPU count; from the 256-GPU run)."""
+    lines = [
+        "| setting | family | unit | method | schedule | units per copy | GFLOP per unit |",
+        "| --- | --- | --- | --- | --- | ---: | ---: |",
+    ]
+    run = next(r for r in report["runs"] if r["model"] == "kimi-k2")
+    for name in ("per_shape", "default_per_shape"):
+        for g in run["predictions"][name]["groups"]:
+            for row in g["units_by_shape"]:
+                lines.append(
+                    f"| {name} | {g['family']} | {'x'.join(map(str, row['shape']))} | "
+                    f"{row['method']} | {row['schedule']} x {row['ns_steps']} | "
+                    f"{row['units']} | {row['flops_per_unit'] / 1e9:.3f} |"
+                )
+    return "\n".join(lines)
 
 
 def summarize(report: dict) -> str:
@@ -295,7 +356,7 @@ def summarize(report: dict) -> str:
                 f"{t['host_ns_ops_s'] * ms:.1f} + {t['host_piece_copies_s'] * ms:.1f}) | "
                 f"{t['dominant']} | {dense} |"
             )
-            if name in (*CHAIN, "schedule_4_steps", "default_now"):
+            if name in (*CHAIN, "schedule_4_steps", "default_now", *PER_SHAPE_ROWS):
                 planned.append(
                     f"| {run['gpus']} | {label} | {pr['ns_flops']['max'] / 1e12:.1f} | "
                     f"{pr['imbalance']:.4f} | {pr['nvlink_bytes']['max'] / 1e9:.2f} | "
@@ -306,7 +367,7 @@ def summarize(report: dict) -> str:
                     f"{pr['piece_copies']['max']:.0f} | "
                     f"{pr['elementwise_bytes']['max'] / 1e9:.0f} |"
                 )
-    return "\n".join(lines) + "\n\n" + "\n".join(planned)
+    return "\n".join(lines) + "\n\n" + "\n".join(planned) + "\n\n" + schedules(report)
 
 
 def main() -> None:
@@ -344,6 +405,7 @@ def main() -> None:
         },
         "gram_restarts": list(gram_restarts(5)),
         "ns_block_opt_in": SYMMETRIC_BLOCK,
+        "ns_accuracy": str(ACCURACY.relative_to(ROOT)),
         "settings": {name: asdict(setting) for name, setting in SETTINGS.items()},
         "runs": results,
     }

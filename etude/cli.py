@@ -101,6 +101,14 @@ def build_parser() -> argparse.ArgumentParser:
         "134217728)",
     )
     muon.add_argument(
+        "--ns-accuracy",
+        default=None,
+        metavar="FILE",
+        help="Muon's ns_accuracy: per unit shape, 4 minimax_4 steps where this accuracy "
+        "table (benchmarks/results/ns_accuracy.json) puts them within 1.10x the 5-step "
+        "quintic's polar error and they cost fewer FLOPs, 5 quintic steps elsewhere",
+    )
+    muon.add_argument(
         "--spread",
         default="auto",
         choices=["auto", "on", "off"],

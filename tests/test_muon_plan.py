@@ -29,6 +29,7 @@ from etude.optim.newton_schulz import (
     newton_schulz,
     ns_flops,
 )
+from etude.optim.ns_choice import AccuracyTable
 from etude.optim.plan import (
     PIECE_COPY_OPS,
     Assumptions,
@@ -282,10 +283,27 @@ def test_cli_turns_bad_input_into_exit_code_2(capsys):
 WORLD, PER_NODE, EP = 4, 2, 2
 
 
-# (ns_method, ns_block): Muon's default (full products), blocks of 16 rows, which split
-# most tiny units into blocks (gram_triangular), and the standard iteration, which
-# normalizes each unit by a pass over it.
-SETTINGS = (("auto", None), ("auto", 16), ("standard", None))
+# Per-shape schedules for the tiny preset's units (short, long): its 16 x 64 heads run 4
+# Gram steps of "minimax_4", its 32 x 64 experts and shared expert 4 standard steps (Gram's
+# miss the bar, and standard-4 costs fewer FLOPs than Gram-5), the 64 x 128 FFN 5 quintic
+# steps (not in the table).
+TINY_TABLE = AccuracyTable(
+    {
+        (16, 64): {("minimax_4", "gram"): 1.0, ("minimax_4", "standard"): 1.0},
+        (32, 64): {("minimax_4", "gram"): 1.2, ("minimax_4", "standard"): 1.05},
+    },
+    None,
+    "tiny test table",
+)
+# (ns_method, ns_block, ns_accuracy): Muon's default (full products), blocks of 16 rows,
+# which split most tiny units into blocks (gram_triangular), the standard iteration, which
+# normalizes each unit by a pass over it, and per-shape schedules.
+SETTINGS = (
+    ("auto", None, None),
+    ("auto", 16, None),
+    ("standard", None, None),
+    ("auto", None, TINY_TABLE),
+)
 
 
 def _rank_tiny_step() -> list[tuple]:
@@ -372,7 +390,7 @@ def _counting_pass(counter: _HbmBytes, fn, reads: tuple[int, ...], writes: tuple
     return wrapper
 
 
-def _tiny_step(method: str, ns_block: int | None) -> tuple:
+def _tiny_step(method: str, ns_block: int | None, accuracy: AccuracyTable | None) -> tuple:
     mesh = init_device_mesh("cpu", (2, 2))
     groups, params = [], []
     for i, p in enumerate(preset("tiny").parameter_shapes()):
@@ -386,7 +404,7 @@ def _tiny_step(method: str, ns_block: int | None) -> tuple:
         params.append(param)
         groups.append({"params": [(p.name, param)], **p.muon})
     # ns_dtype bf16: 2 bytes per element moved
-    opt = Muon(groups, lr=0.02, ns_method=method, ns_block=ns_block)
+    opt = Muon(groups, lr=0.02, ns_method=method, ns_block=ns_block, ns_accuracy=accuracy)
     opt.step()  # the first step also builds the plan and the momentum buffers
     counter = _HbmBytes()
     ns, ortho = sharded_module.newton_schulz, muon_module.orthogonalize
@@ -414,14 +432,33 @@ def test_prediction_equals_what_muon_reports_on_gloo():
     by_rank = run_on_ranks(_rank_tiny_step, WORLD, timeout_s=120)
     flops_of = {}
     for k, setting in enumerate(SETTINGS):
-        flops_of[setting] = _check_prediction([r[k] for r in by_rank], *setting)
-    assert flops_of["auto", 16].sum() < flops_of["auto", None].sum()  # triangular ran
+        flops_of[setting[:2], setting[2] is not None] = _check_prediction(
+            [r[k] for r in by_rank], *setting
+        )
+    default = flops_of[("auto", None), False].sum()
+    assert flops_of[("auto", 16), False].sum() < default  # triangular ran
+    assert flops_of[("auto", None), True].sum() < default  # so did 4-step units
 
 
-def _check_prediction(results: list[tuple], method: str, ns_block: int | None) -> np.ndarray:
-    planned = plan("tiny", WORLD, gpus_per_node=PER_NODE, ep=EP, method=method, ns_block=ns_block)
+def _check_prediction(
+    results: list[tuple], method: str, ns_block: int | None, accuracy: AccuracyTable | None
+) -> np.ndarray:
+    planned = plan(
+        "tiny",
+        WORLD,
+        gpus_per_node=PER_NODE,
+        ep=EP,
+        method=method,
+        ns_block=ns_block,
+        ns_accuracy=accuracy,
+    )
     normalized = per_rank(planned, "normalized_numel")
-    assert (normalized > 0).all() if method == "standard" else (normalized == 0).all()
+    if accuracy is not None:  # the units taking 4 standard steps are normalized by a pass
+        steps = {(u.method, len(u.schedule)) for g in planned.groups for u in g.units}
+        assert steps == {("gram", 4), ("standard", 4), ("gram", 5)}, steps
+        assert normalized.sum() > 0
+    else:
+        assert (normalized > 0).all() if method == "standard" else (normalized == 0).all()
     assert planned.layout.efsdp == 2
     report = predict(planned, "h200", Assumptions())
     moved = per_rank(planned, "nvlink_numel") + per_rank(planned, "network_numel")

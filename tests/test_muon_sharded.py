@@ -18,6 +18,7 @@ from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.tensor import Replicate, Shard, distribute_tensor
 
 from etude.optim import Muon
+from etude.optim.ns_choice import AccuracyTable
 from etude.spawn import run_on_ranks
 
 pytestmark = pytest.mark.dist
@@ -26,6 +27,29 @@ STEPS = 3
 HYPER = dict(lr=0.02, weight_decay=0.1, ns_dtype=torch.float32, adjust_lr_fn="match_rms_adamw")
 # Symmetric products in blocks of 4 rows: units of these shapes span 1 to 6 blocks a side.
 TRIANGULAR = dict(ns_method="gram_triangular", ns_block=4)
+
+
+def _per_shape_table() -> AccuracyTable:
+    """Measured-looking ratios for some of the cases' unit shapes (short, long): "minimax_4"
+    within the bar in both formulations, in one only, or in none; shapes left out run 5
+    quintic steps."""
+    minimax = {
+        (18, 40): {"standard": 1.0, "gram": 1.0},
+        (4, 16): {"standard": 1.3, "gram": 1.05},
+        (7, 10): {"standard": 1.0, "gram": 1.0},
+        (6, 10): {"standard": 1.0, "gram": 1.2},
+        (6, 9): {"standard": 1.0, "gram": 1.0},
+        (3, 7): {"standard": 1.5, "gram": 1.5},
+    }
+    ratios = {
+        shape: {("quintic", m): 1.0 for m in rows} | {("minimax_4", m): r for m, r in rows.items()}
+        for shape, rows in minimax.items()
+    }
+    return AccuracyTable(ratios, None, "test table")
+
+
+# Each unit shape runs its own schedule (4 or 5 steps) from the table, in one plan.
+PER_SHAPE = dict(ns_accuracy=_per_shape_table())
 
 
 def cases(world: int) -> dict[str, dict]:
@@ -125,6 +149,7 @@ def _rank_all_cases(world: int) -> dict:
         out[name] = _run_case(case, sharded=True)
         out[name + "/no_overlap"] = _run_case(case, sharded=True, max_in_flight=1)
         out[name + "/triangular"] = _run_case(case, sharded=True, ns=TRIANGULAR)
+        out[name + "/per_shape"] = _run_case(case, sharded=True, ns=PER_SHAPE)
         if name == "hsdp":
             out[name + "/repeated"] = _run_case(case, sharded=True, spread=False)
     return out
@@ -139,13 +164,16 @@ def test_sharded_equals_single_process(world):
         references = {
             "": _run_case(case, sharded=False)[:2],
             "/triangular": _run_case(case, sharded=False, ns=TRIANGULAR)[:2],
+            "/per_shape": _run_case(case, sharded=False, ns=PER_SHAPE)[:2],
         }
-        # Block-triangular products ran: fewer FLOPs than the full ones.
+        # Block-triangular products ran, and some units ran 4 steps: fewer FLOPs.
         assert references["/triangular"][1][0] < references[""][1][0], name
-        variants = [name, name + "/no_overlap", name + "/triangular"]
+        assert references["/per_shape"][1][0] < references[""][1][0], name
+        variants = [name, name + "/no_overlap", name + "/triangular", name + "/per_shape"]
         variants += [name + "/repeated"] if name == "hsdp" else []
         for variant in variants:
-            reference, ref_flops = references["/triangular" if "triangular" in variant else ""]
+            suffix = next((s for s in ("/triangular", "/per_shape") if s in variant), "")
+            reference, ref_flops = references[suffix]
             for rank, by_case in enumerate(results):
                 full = by_case[variant][0]
                 for pname, ref in reference.items():

@@ -27,6 +27,7 @@ from torch.optim.adamw import adamw
 
 from etude.optim.elementwise import apply_update, fused, momentum_direction
 from etude.optim.newton_schulz import METHODS, QUINTIC, coefficient_schedule
+from etude.optim.ns_choice import AccuracyTable, NSChoice, load_accuracy_table, ns_choice
 from etude.optim.routing import Route, check_strict, report, route
 from etude.optim.sharded import (
     DataPath,
@@ -78,6 +79,13 @@ class Muon(torch.optim.Optimizer):
       takes wherever a unit's short side exceeds one block. Opt-in because their speed-up
       is not measured on a GPU and, with the default `job_numel`, the planner predicts
       the host cannot issue their ops fast enough (docs/muon.md).
+    - ns_accuracy: None (default), or a measured accuracy table (`ns_choice.AccuracyTable`,
+      or the path of `benchmarks/results/ns_accuracy.json`): each unit shape then runs 4
+      steps of "minimax_4" where the table says that is within 1.10x the 5-step quintic's
+      polar error in the formulation it would run and costs fewer FLOPs, 5 quintic steps
+      elsewhere (`ns_choice.ns_schedule_for`, which the planner asks too); ns_coefficients
+      and ns_steps must stay at their defaults. With `strict=True` a unit shape the
+      table has not measured is an error at construction instead of 5 quintic steps.
     - adamw_lr / adamw_betas / adamw_eps / adamw_weight_decay: hyperparameters of the AdamW
       part (lr and weight decay default to Muon's); a group may override them with the
       same keys.
@@ -125,6 +133,7 @@ class Muon(torch.optim.Optimizer):
         strict: bool = False,
         fused_elementwise: bool | None = None,
         spread_replicas: bool = True,
+        ns_accuracy: AccuracyTable | str | None = None,
     ) -> None:
         if lr < 0 or momentum < 0 or weight_decay < 0:
             raise ValueError(
@@ -145,6 +154,10 @@ class Muon(torch.optim.Optimizer):
         if max_in_flight < 1:
             raise ValueError(f"max_in_flight must be >= 1, got {max_in_flight}")
         coefficient_schedule(ns_coefficients, ns_steps)  # validates both
+        if isinstance(ns_accuracy, str):
+            ns_accuracy = load_accuracy_table(ns_accuracy)
+        self.ns_accuracy = ns_accuracy
+        self.strict = strict
         self.ns_dtype = ns_dtype
         self.ns_method = ns_method
         self.ns_block = ns_block
@@ -174,6 +187,7 @@ class Muon(torch.optim.Optimizer):
             if group["algorithm"] == "muon":
                 for name, p in self._named(group):
                     _validate_muon_param(name, p, group)
+                    self.ns_choice(group, p)  # refuses bad NS settings before any step
         self._plans: dict[tuple, tuple[Plan, DataPath]] = {}
         self._process_groups: dict[tuple, Any] = {}
         self.last_step_stats = StepStats()
@@ -187,6 +201,19 @@ class Muon(torch.optim.Optimizer):
     def routing_report(self) -> str:
         """`routing` as a readable table, one line per parameter, and a Muon share."""
         return report(list(self._routes))
+
+    def ns_choice(self, group: dict, p: Tensor) -> NSChoice:
+        """The NS formulation and schedule of the units of `p` (in `group`), as its plan
+        takes them (`ns_choice.ns_choice`)."""
+        return ns_choice(
+            unit_matrix_shape(tuple(p.shape), _granularity(group)),
+            self.ns_method,
+            group["ns_coefficients"],
+            group["ns_steps"],
+            self.ns_block,
+            self.ns_accuracy,
+            self.strict,
+        )
 
     def _named(self, group: dict) -> list[tuple[str, Tensor]]:
         names = group.get("param_names") or [None] * len(group["params"])
@@ -230,8 +257,7 @@ class Muon(torch.optim.Optimizer):
                     )
                 by_setting.setdefault(setting, []).append((group, name, p))
         for (_, ns_steps, eps), items in by_setting.items():
-            group0 = items[0][0]
-            plan, path = self._plan(items, ns_steps)
+            plan, path = self._plan(items, items[0][0]["ns_coefficients"], ns_steps)
             for (group, _, p), direction in zip(items, path.directions):
                 state = self.state[p]
                 if "momentum_buffer" not in state:
@@ -243,13 +269,7 @@ class Muon(torch.optim.Optimizer):
                     group["nesterov"],
                     direction,
                 )
-            stats = orthogonalize(
-                plan,
-                path,
-                schedule=coefficient_schedule(group0["ns_coefficients"], ns_steps),
-                eps=eps,
-                max_in_flight=self.max_in_flight,
-            )
+            stats = orthogonalize(plan, path, eps=eps, max_in_flight=self.max_in_flight)
             for (group, _, p), o in zip(items, path.directions):
                 unit_shape = unit_matrix_shape(tuple(p.shape), _granularity(group))
                 self._elementwise(apply_update, p)(
@@ -268,10 +288,12 @@ class Muon(torch.optim.Optimizer):
             compiled = _local(p).is_cuda
         return fused(fn) if compiled else fn
 
-    def _plan(self, items: list[tuple[dict, str, Tensor]], ns_steps: int) -> tuple[Plan, DataPath]:
+    def _plan(
+        self, items: list[tuple[dict, str, Tensor]], coefficients, ns_steps: int
+    ) -> tuple[Plan, DataPath]:
         """The plan of `items` and its data path (buffers and located copies), made on first
-        use and kept."""
-        key = (ns_steps, tuple(id(p) for _, _, p in items))
+        use and kept; it holds each unit's NS schedule."""
+        key = (str(coefficients), ns_steps, tuple(id(p) for _, _, p in items))
         if key not in self._plans:
             specs = []
             for group, name, p in items:
@@ -290,6 +312,9 @@ class Muon(torch.optim.Optimizer):
                 job_numel=self.job_numel,
                 group_cache=self._process_groups,
                 spread_replicas=self.spread_replicas,
+                ns_coefficients=coefficients,
+                ns_accuracy=self.ns_accuracy,
+                ns_strict=self.strict,
             )
             for (_, name, p), box in zip(items, plan.local_boxes):
                 held = tuple(int(b) for b in box[:, 1] - box[:, 0])

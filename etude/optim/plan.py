@@ -89,6 +89,7 @@ from etude.optim.newton_schulz import (
     newton_schulz,
     ns_mirror_numel,
 )
+from etude.optim.ns_choice import AccuracyTable, load_accuracy_table, schedule_label
 from etude.optim.plan_models import PlannerModel, planner_model
 from etude.optim.routing import route
 from etude.optim.sharded import (
@@ -280,8 +281,9 @@ class GroupResult:
         cost = np.array([unit_seconds(u) for u in self.units])
         return np.bincount(slot, weights=cost, minlength=len(self.flops))
 
-    def ns_calls(self, job_numel: int) -> dict[tuple[tuple[int, int], str], np.ndarray]:
-        """Batched NS calls per member slot (`[len(flops)]`) for each (unit shape, method):
+    def ns_calls(self, job_numel: int) -> dict[tuple, np.ndarray]:
+        """Batched NS calls per member slot (`[len(flops)]`) for each `Unit.key` (unit
+        shape, method, schedule):
         one per job and shape a member owns units of, with jobs cut as `build_plan` cuts
         them."""
         n = len(self.family.ranks)
@@ -368,6 +370,7 @@ class Planned:
     ns_block: int | None  # block of "gram_triangular"'s symmetric products
     planner_s: float  # wall time
     planner_cpu_s: float  # CPU time of this process
+    ns_accuracy: AccuracyTable | None = None  # per-shape schedules chosen from it
 
 
 def choose_layout(
@@ -464,6 +467,7 @@ def plan_group(
     spread: bool = True,
     initial_load: np.ndarray | None = None,
     ns_block: int | None = None,
+    ns_accuracy: AccuracyTable | None = None,
 ) -> GroupResult:
     """Run the optimizer's planner on one shard group of `family` and count, per member,
     FLOPs, elements sent inside and across nodes, and elements held and owned.
@@ -472,10 +476,13 @@ def plan_group(
     members, as `build_plan` assigns it, and the per-member arrays cover every replica:
     `[copies * W]`, replica-major (global rank order). `initial_load` (`[gpus]`) is the NS
     FLOPs per global rank of groups planned before, which ownership evens out.
+    `ns_accuracy` chooses each shape's schedule as Muon's `ns_accuracy` does.
     """
     n = len(family.ranks)
     ids = list(range(len(family.specs)))
-    units = group_units(family.specs, ids, family.boxes, ns_steps, method, ns_block)
+    units = group_units(
+        family.specs, ids, family.boxes, ns_steps, method, ns_block, accuracy=ns_accuracy
+    )
     replicas = family.copies if spread else 1
     # Slots as build_plan orders them (member-major); global rank = replica * n + member.
     slot_ranks = (np.arange(replicas)[None, :] * n + family.ranks[:, None]).reshape(-1)
@@ -602,10 +609,13 @@ def plan(
     method: str = "auto",
     spread_replicas: bool = True,
     ns_block: int | None = None,
+    ns_accuracy: AccuracyTable | None = None,
 ) -> Planned:
     """Choose the layout for `model` on `gpus` GPUs and run the planner on each family
-    (`method`, `spread_replicas` and `ns_block` mean what Muon's `ns_method`,
-    `spread_replicas` and `ns_block` do: None, the default, plans full products)."""
+    (`method`, `spread_replicas`, `ns_block` and `ns_accuracy` mean what Muon's
+    `ns_method`, `spread_replicas`, `ns_block` and `ns_accuracy` do: None, the default,
+    plans full products and `ns_steps` quintic steps on every shape; a shape the table has
+    not measured runs 5 quintic steps, as in Muon without `strict`)."""
     if not 1 <= ns_steps < 100:
         raise ValueError(f"--ns-steps must be in [1, 99], got {ns_steps}")
     if ns_block is not None and ns_block < 1:
@@ -621,7 +631,14 @@ def plan(
     groups = []
     for f in families(cfg, layout):
         g = plan_group(
-            f, layout.gpus_per_node, ns_steps, method, spread_replicas, world_load, ns_block
+            f,
+            layout.gpus_per_node,
+            ns_steps,
+            method,
+            spread_replicas,
+            world_load,
+            ns_block,
+            ns_accuracy,
         )
         if len(g.flops) == layout.gpus:
             world_load += g.flops
@@ -636,6 +653,7 @@ def plan(
         ns_block,
         planner_s=time.perf_counter() - t0,
         planner_cpu_s=time.process_time() - c0,
+        ns_accuracy=ns_accuracy,
     )
 
 
@@ -683,10 +701,10 @@ def ns_calls_per_rank(planned: Planned, job_numel: int) -> tuple[np.ndarray, np.
     calls_total = np.zeros(planned.layout.gpus, dtype=np.int64)
     ops_total = np.zeros(planned.layout.gpus, dtype=np.int64)
     for g in planned.groups:
-        for (shape, method), calls in g.ns_calls(job_numel).items():
+        for (shape, method, schedule), calls in g.ns_calls(job_numel).items():
             mine = calls[ranks % len(calls)]
             calls_total += mine
-            ops_total += mine * ns_host_ops(shape, planned.ns_steps, method, planned.ns_block)
+            ops_total += mine * ns_host_ops(shape, len(schedule), method, planned.ns_block)
     return calls_total, ops_total
 
 
@@ -745,16 +763,16 @@ def predict(
     stated = 1 / (a.ns_efficiency * hw.bf16_flops)
     unmeasured: set[tuple[int, int, str]] = set()
 
-    mirror_bytes: dict[tuple[tuple[int, int], str], int] = {}
+    mirror_bytes: dict[tuple[tuple[int, int], str, int], int] = {}
 
     def mirror_seconds(u: Unit) -> float:
         """The symmetric products' copies below the diagonal (read and write), at HBM
         bandwidth; a measured rate has them in its time already."""
         if rates and rates.ns_rate(u.shape, u.method, planned.ns_block) is not None:
             return 0.0
-        key = (u.shape, u.method)
+        key = (u.shape, u.method, len(u.schedule))
         if key not in mirror_bytes:
-            numel = ns_mirror_numel(*u.shape, planned.ns_steps, u.method, block=planned.ns_block)
+            numel = ns_mirror_numel(*u.shape, key[2], u.method, block=planned.ns_block)
             mirror_bytes[key] = 2 * a.ns_bytes * numel
         return mirror_bytes[key] / (bw * hw.hbm_bytes_s)
 
@@ -814,6 +832,7 @@ def predict(
         "ns_steps": planned.ns_steps,
         "method": planned.method,
         "ns_block": planned.ns_block,
+        "ns_accuracy": _accuracy_summary(planned),
         "hardware": asdict(hw),
         "assumptions": asdict(a),
         "sources": {
@@ -859,6 +878,20 @@ def predict(
     }
 
 
+def _accuracy_summary(planned: Planned) -> dict | None:
+    """Where the per-shape schedules came from, and the unit shapes the table has not
+    measured (they run 5 quintic steps)."""
+    table = planned.ns_accuracy
+    if table is None:
+        return None
+    shapes = {(min(u.shape), max(u.shape)) for g in planned.groups for u in g.units}
+    return {
+        "source": table.source,
+        "bar": table.bar,
+        "not_measured": sorted(list(s) for s in shapes if s not in table.ratios),
+    }
+
+
 def _stats(x: np.ndarray) -> dict[str, float]:
     return {"min": float(x.min()), "mean": float(x.mean()), "max": float(x.max())}
 
@@ -871,8 +904,15 @@ def _group_summary(g: GroupResult, ns_bytes: int, jobs: int, comm_jobs: int) -> 
     min_traffic = on_holder = 0
     for u, owner in zip(g.units, g.owners):
         row = by_shape.setdefault(
-            (u.shape, u.method),
-            {"shape": list(u.shape), "method": u.method, "flops_per_unit": u.flops, "units": 0},
+            u.key,
+            {
+                "shape": list(u.shape),
+                "method": u.method,
+                "schedule": schedule_label(u.schedule),
+                "ns_steps": len(u.schedule),
+                "flops_per_unit": u.flops,
+                "units": 0,
+            },
         )
         row["units"] += 1
         row["stay_local"] = row.get("stay_local", 0) + int(u.held[owner] == u.numel)
@@ -943,6 +983,7 @@ def main(args: argparse.Namespace) -> int:
         "ep": args.ep,
         "ns_steps": args.ns_steps,
         "ns_block": args.ns_block,
+        "ns_accuracy": load_accuracy_table(args.ns_accuracy) if args.ns_accuracy else None,
     }
     if args.spread == "auto":
         report = plan_and_choose_spread(
@@ -993,14 +1034,17 @@ def print_report(report: dict, console: Console) -> None:
             f"{_si(choice['step_s_repeated'], 's')} repeated"
         )
     shapes = Table(title="Newton–Schulz units of one shard group per family")
-    for col in ("family", "matrix", "method", "units", "stay local", "FLOPs/unit"):
-        shapes.add_column(col, justify="left" if col in ("family", "method") else "right")
+    for col in ("family", "matrix", "method", "schedule", "units", "stay local", "FLOPs/unit"):
+        shapes.add_column(
+            col, justify="left" if col in ("family", "method", "schedule") else "right"
+        )
     for g in report["groups"]:
         for row in g["units_by_shape"]:
             shapes.add_row(
                 g["family"],
                 "x".join(map(str, row["shape"])),
                 row["method"],
+                f"{row['schedule']} x {row['ns_steps']}",
                 str(row["units"]),
                 str(row["stay_local"]),
                 _si(row["flops_per_unit"], "FLOP"),

@@ -56,12 +56,8 @@ from torch import Tensor
 from torch.distributed.device_mesh import DeviceMesh
 from torch.distributed.tensor import Replicate, Shard
 
-from etude.optim.newton_schulz import (
-    Coefficients,
-    choose_method,
-    newton_schulz,
-    ns_flops,
-)
+from etude.optim.newton_schulz import QUINTIC, Coefficients, newton_schulz, ns_flops
+from etude.optim.ns_choice import AccuracyTable, ns_choice
 from etude.optim.units import (
     Granularity,
     intersect,
@@ -130,10 +126,12 @@ class Piece:
 
 @dataclass(frozen=True)
 class Batch:
-    """Slots of the units I own in a job that share one matrix shape and NS method."""
+    """Slots of the units I own in a job that share one matrix shape, NS method and
+    schedule."""
 
     matrix_shape: tuple[int, int]
     method: str
+    schedule: tuple[Coefficients, ...]
     flops_per_unit: int
     slots: list[int]
 
@@ -293,9 +291,13 @@ def build_plan(
     job_numel: int = 1 << 24,
     group_cache: dict | None = None,
     spread_replicas: bool = True,
+    ns_coefficients: Coefficients | str = QUINTIC,
+    ns_accuracy: AccuracyTable | None = None,
+    ns_strict: bool = False,
 ) -> Plan:
     """Assign every unit of `specs` a replica (when spread) and an owner, and cut the work
-    into jobs (see module docstring)."""
+    into jobs (see module docstring). Each unit shape's NS formulation and schedule are
+    `ns_choice`'s for these options."""
     group_cache = {} if group_cache is None else group_cache
     groups: dict[tuple, tuple[ShardGroup, list[int]]] = {}
     boxes_of: list[np.ndarray] = []  # per param: [G, D, 2] boxes of its group's members
@@ -319,7 +321,17 @@ def build_plan(
     world = dist.get_world_size() if dist.is_initialized() else 1
     world_load = np.zeros(world, dtype=np.int64)
     for group, param_ids in sorted(groups.values(), key=lambda g: (g[0].replicas is None, g[1])):
-        units = group_units(specs, param_ids, boxes_of, ns_steps, method, ns_block)
+        units = group_units(
+            specs,
+            param_ids,
+            boxes_of,
+            ns_steps,
+            method,
+            ns_block,
+            coefficients=ns_coefficients,
+            accuracy=ns_accuracy,
+            strict=ns_strict,
+        )
         n = len(group.ranks)
         # One owner slot per (member, replica), slot = member * replicas + replica, so that
         # ties between equal loads go to another replica first; every replica holds the
@@ -368,6 +380,7 @@ class Unit:
     box: np.ndarray  # [D, 2] in the parameter's coordinates
     shape: tuple[int, int]  # the matrix it is orthogonalized as
     method: str
+    schedule: tuple[Coefficients, ...]  # NS coefficients, one triple per step
     flops: int
     held: np.ndarray  # [G] elements of this unit on each group member
 
@@ -376,9 +389,10 @@ class Unit:
         return self.shape[0] * self.shape[1]
 
     @property
-    def key(self) -> tuple[tuple[int, int], str]:
-        """(matrix shape, NS method): the units one batched NS call can take together."""
-        return self.shape, self.method
+    def key(self) -> tuple[tuple[int, int], str, tuple[Coefficients, ...]]:
+        """(matrix shape, NS method, schedule): the units one batched NS call can take
+        together."""
+        return self.shape, self.method, self.schedule
 
 
 def group_units(
@@ -388,19 +402,27 @@ def group_units(
     ns_steps: int,
     method: str,
     ns_block: int | None = None,
+    *,
+    coefficients: Coefficients | str = QUINTIC,
+    accuracy: AccuracyTable | None = None,
+    strict: bool = False,
 ) -> list[Unit]:
     """All units of the parameters `param_ids`, whose shards on the group's members are
-    `boxes_of[i]` (`[G, D, 2]`), in parameter then unit order; `method` "auto" and
-    `ns_block` resolve per shape as `choose_method` does."""
+    `boxes_of[i]` (`[G, D, 2]`), in parameter then unit order; each shape's formulation
+    and schedule are `ns_choice`'s for Muon's options (an `accuracy` table may give a
+    shape fewer steps)."""
     units = []
     for i in param_ids:
         spec = specs[i]
         shape = unit_matrix_shape(spec.shape, spec.granularity)
-        m = choose_method(*shape, ns_steps, ns_block) if method == "auto" else method
-        cost = ns_flops(*shape, ns_steps, m, block=ns_block)
+        ns = ns_choice(shape, method, coefficients, ns_steps, ns_block, accuracy, strict)
+        cost = ns_flops(*shape, ns.steps, ns.method, block=ns_block)
         boxes = unit_boxes(spec.shape, spec.granularity)
         held = overlap_numel(boxes, boxes_of[i])
-        units += [Unit(i, boxes[u], shape, m, cost, held[u]) for u in range(len(boxes))]
+        units += [
+            Unit(i, boxes[u], shape, ns.method, ns.schedule, cost, held[u])
+            for u in range(len(boxes))
+        ]
     return units
 
 
@@ -440,7 +462,7 @@ def assign_owners(
 
 
 def job_chunks(units: list[Unit], group_size: int, job_numel: int) -> list[list[int]]:
-    """Unit indices of each job: units sorted by (shape, method), bucket after bucket, cut
+    """Unit indices of each job: units sorted by `Unit.key`, bucket after bucket, cut
     so a job holds about `job_numel` elements per group member (at least one unit). Small
     shapes therefore share a job instead of paying a pair of collectives each."""
     buckets: dict[tuple, list[int]] = {}
@@ -489,8 +511,8 @@ def _make_job(
     batches: dict[tuple, Batch] = {}
     for slot, k in enumerate(mine):
         unit = units[k]
-        key = unit.key
-        batches.setdefault(key, Batch(unit.shape, unit.method, unit.flops, [])).slots.append(slot)
+        batch = Batch(unit.shape, unit.method, unit.schedule, unit.flops, [])
+        batches.setdefault(unit.key, batch).slots.append(slot)
     return Job(
         group=group,
         box_shapes=box_shapes,
@@ -722,7 +744,6 @@ def orthogonalize(
     plan: Plan,
     path: DataPath,
     *,
-    schedule: list[Coefficients],
     eps: float,
     max_in_flight: int = 4,
 ) -> StepStats:
@@ -778,7 +799,7 @@ def orthogonalize(
         for batch, stack, result in zip(job.batches, p.stacks, p.results):
             newton_schulz(
                 stack,
-                schedule,
+                batch.schedule,
                 eps=eps,
                 dtype=stack.dtype,
                 method=batch.method,
