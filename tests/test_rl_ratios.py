@@ -13,8 +13,8 @@ import pytest
 import torch
 from test_token_exactness import ToolChat
 
-from etude.recipes.toolgrid.policy import BytePolicy
-from etude.recipes.toolgrid.train import ModelSettings
+from etude.recipes.toolgrid.policy import BytePolicy, freeze_all_but_last_layers
+from etude.recipes.toolgrid.train import ModelSettings, RLSettings, rl_optimizer
 from etude.rl.loss import policy_gradient_loss, token_logprobs
 from etude.rl.policy import NativePolicy
 from etude.rl.trajectory import ByteChat, Sample, Trajectory, sample_of, tokenize, with_sample
@@ -172,3 +172,35 @@ def test_micro_batches_minibatches_and_passes():
     assert len(steps.steps) == 6
     with pytest.raises(ValueError, match="is_mode must be one of"):
         StepSettings(is_mode="clip")
+
+
+def test_training_only_the_last_layer_gives_the_full_updates_gradient_on_it():
+    """`[rl] train_layers`: the trained parameters get exactly the gradient a full-model
+    update gives them, the frozen ones get none, and an optimizer step leaves them
+    bit-identical."""
+    policy = _policy()
+    tok, trajectories = _batch(policy)
+    settings = StepSettings(weights={}, is_cap=2.0)
+    full = GradientRecorder(policy.parameters())
+    rl_update(NativePolicy(policy), full, tok, trajectories, [0, 0], [[], []], settings)
+    names = [n for n, _ in policy.named_parameters()]
+    full_grads = dict(zip(names, full.steps[0], strict=True))
+
+    policy.zero_grad()
+    freeze_all_but_last_layers(policy, 1)
+    trained = [n for n, p in policy.named_parameters() if p.requires_grad]
+    assert trained and all(n.startswith(("model.layers.1.", "model.norm.")) for n in trained)
+    part = GradientRecorder([p for p in policy.parameters() if p.requires_grad])
+    rl_update(NativePolicy(policy), part, tok, trajectories, [0, 0], [[], []], settings)
+    assert len(part.steps[0]) == len(trained)
+    for name, grad in zip(trained, part.steps[0], strict=True):
+        torch.testing.assert_close(grad, full_grads[name], rtol=1e-5, atol=1e-7)
+    assert all(p.grad is None for p in policy.parameters() if not p.requires_grad)
+
+    before = {n: p.detach().clone() for n, p in policy.named_parameters()}
+    opt = rl_optimizer(policy, RLSettings(optimizer="adamw", lr=1e-2))
+    rl_update(NativePolicy(policy), opt, tok, trajectories, [0, 0], [[], []], settings)
+    for name, p in policy.named_parameters():
+        assert torch.equal(p, before[name]) != (name in trained), name
+    with pytest.raises(ValueError, match="train_layers is 3; the policy has 2 layers"):
+        freeze_all_but_last_layers(policy, 3)

@@ -50,10 +50,12 @@ class BytePolicy(nn.Module):
 
 def muon_optimizer(policy: BytePolicy, lr: float, weight_decay: float = 0.0) -> Muon:
     """Muon with per-head Newton–Schulz on attention projections, whole matrices for the FFN,
-    AdamW for embeddings, norms and the output head."""
+    AdamW for embeddings, norms and the output head; frozen parameters are left out."""
     heads, kv_heads = policy.config.n_heads, policy.config.n_kv_heads
     groups: dict[str, list] = {"q_o": [], "kv": [], "rest": []}
     for name, p in policy.named_parameters():
+        if not p.requires_grad:  # frozen by `freeze_all_but_last_layers`
+            continue
         if name.endswith(("wq.weight", "wo.weight")):
             groups["q_o"].append((name, p))
         elif name.endswith(("wk.weight", "wv.weight")):
@@ -74,3 +76,20 @@ def muon_optimizer(policy: BytePolicy, lr: float, weight_decay: float = 0.0) -> 
         adjust_lr_fn="match_rms_adamw",
         ns_dtype=torch.float32,
     )
+
+
+def freeze_all_but_last_layers(policy: nn.Module, train_layers: int) -> None:
+    """Freeze every parameter except the last `train_layers` decoder layers and the final
+    norm (0: train everything), so that an update's backward stops at the first trained
+    layer: on a CPU most of a 30-layer model's update cost. The embeddings (and the output
+    head tied to them) stay frozen. `policy`: a `BytePolicy` or an `MoETransformer`."""
+    core = policy.model if isinstance(policy, BytePolicy) else policy
+    n_layers = len(core.layers)
+    if train_layers == 0:
+        return
+    if not 0 < train_layers <= n_layers:
+        raise ValueError(f"[rl] train_layers is {train_layers}; the policy has {n_layers} layers")
+    policy.requires_grad_(False)
+    for layer in core.layers[n_layers - train_layers :]:
+        layer.requires_grad_(True)
+    core.norm.requires_grad_(True)

@@ -33,7 +33,7 @@ from etude.envs.toolgrid import (
     tool_errors,
 )
 from etude.models import MoEConfig
-from etude.recipes.toolgrid.policy import BytePolicy, muon_optimizer
+from etude.recipes.toolgrid.policy import BytePolicy, freeze_all_but_last_layers, muon_optimizer
 from etude.recipes.toolgrid.pretrained import pretrained_chat, pretrained_policy
 from etude.recipes.toolgrid.warmstart import warm_start
 from etude.rl.feedback import DETECTORS, Hint, detect_all
@@ -139,6 +139,7 @@ class RLSettings:
     temperature: float = 1.0
     max_turn_tokens: int = 40
     rollout_batch: int = 64  # episodes sampled together in one KV cache
+    train_layers: int = 0
 
 
 @dataclass
@@ -186,6 +187,8 @@ def parse_config(data: dict) -> RunConfig:
             "[loss] lambda_schedule must be 'constant' or 'linear', "
             f"got {cfg.loss.lambda_schedule!r}"
         )
+    if cfg.rl.train_layers < 0:
+        raise ValueError(f"[rl] train_layers must be >= 0, got {cfg.rl.train_layers}")
     if cfg.rl.rollout_batch < 1:
         raise ValueError(f"[rl] rollout_batch must be at least 1, got {cfg.rl.rollout_batch}")
     if cfg.loss.scope not in ("turn", "trajectory"):
@@ -304,9 +307,10 @@ def warm_started_policy(
 
 
 def rl_optimizer(policy: nn.Module, rl: RLSettings) -> torch.optim.Optimizer:
-    """The RL step's optimizer: `rl.optimizer` at `rl.lr`."""
+    """The RL step's optimizer: `rl.optimizer` at `rl.lr`, over the trained parameters."""
     if rl.optimizer == "adamw":
-        return torch.optim.AdamW(policy.parameters(), lr=rl.lr, weight_decay=0)
+        trained = [p for p in policy.parameters() if p.requires_grad]
+        return torch.optim.AdamW(trained, lr=rl.lr, weight_decay=0)
     return muon_optimizer(policy, rl.lr)
 
 
@@ -352,6 +356,7 @@ def train(cfg: RunConfig, policy: nn.Module | None = None, progress: bool = True
                 cfg, train_regs, lambda s, _loss, _policy: bar.update(task, completed=s + 1)
             )
         reference = copy.deepcopy(policy).requires_grad_(False) if cfg.loss.ref_kl else None
+        freeze_all_but_last_layers(policy, cfg.rl.train_layers)
         opt = rl_optimizer(policy, cfg.rl)
         teacher = TeacherWeights(cfg.teacher, policy)
         window: list[float] = []  # training rewards since the teacher's last reward check
