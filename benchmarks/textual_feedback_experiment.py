@@ -66,6 +66,15 @@ if __name__ == "__main__":
         help="unhinted held-out episodes whose failed calls the gap check scores hints at "
         "(0: the first-call check alone)",
     )
+    parser.add_argument(
+        "--gap-tasks", type=int, default=300, help="held-out tasks of the first-call check"
+    )
+    parser.add_argument(
+        "--gap-episodes",
+        type=int,
+        default=100,
+        help="hinted and unhinted held-out episodes of the continuation-success check",
+    )
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--ignore-hint-check", action="store_true")
     parser.add_argument("--from-logs", action="store_true")
@@ -87,5 +96,7 @@ if __name__ == "__main__":
             final_episodes=args.final_episodes,
             arm_names=args.arms,
             gap_mistakes=args.gap_mistakes,
+            gap_tasks=args.gap_tasks,
+            gap_episodes=args.gap_episodes,
         )
     )

@@ -470,6 +470,8 @@ def main(
     final_episodes: int = 240,
     arm_names: list[str] | None = None,
     gap_mistakes: int = 100,
+    gap_tasks: int = 300,
+    gap_episodes: int = 100,
 ) -> int:
     """`etude rl experiment toolgrid`: the configured sizes, or a smoke-size run (`quick`).
     Exit 1 when the gap check finds no gap (unless `require_hint_reading` is off)."""
@@ -484,7 +486,8 @@ def main(
         )
         seeds = seeds[:2]
     check = {"gap_tasks": 20, "gap_episodes": 4, "gap_mistakes": min(gap_mistakes, 4)}
-    check = check if quick else {"gap_mistakes": gap_mistakes}
+    if not quick:
+        check = {"gap_tasks": gap_tasks, "gap_episodes": gap_episodes, "gap_mistakes": gap_mistakes}
     final_episodes = min(final_episodes, 4) if quick else final_episodes
     try:
         summary = run_experiment(
