@@ -26,7 +26,17 @@ and every finished run are reused (runs/toolgrid/experiment-modes/).
     .venv/bin/python benchmarks/textual_feedback_experiment.py --quick --out /tmp/smoke
         a smoke-size run end to end (its numbers mean nothing)
 
-The 5-seed version for the single-H200 machine is benchmarks/textual_feedback_h200.sh.
+On SmolLM2-135M-Instruct (a warm start that teaches it the call format, then the arms):
+
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/textual_feedback_experiment.py \
+        --config configs/toolgrid-smollm2-cpu.toml --arms "kl λ=0.5" \
+        "advantage_weight frozen" --final-episodes 64 --gap-tasks 64 --gap-episodes 16 \
+        --gap-mistakes 32 --out benchmarks/results/textual_feedback_smollm2
+        the CPU size: 3 arms x 3 seeds, about two hours on the 2-core machine
+
+The 5-seed versions for the single-H200 machine: benchmarks/textual_feedback_h200.sh (the
+byte policy, on the machine's CPU cores) and benchmarks/textual_feedback_smollm2_h200.sh
+(SmolLM2 on the GPU, `--device cuda`).
 """
 
 from __future__ import annotations
@@ -75,6 +85,9 @@ if __name__ == "__main__":
         default=100,
         help="hinted and unhinted held-out episodes of the continuation-success check",
     )
+    parser.add_argument(
+        "--device", choices=["cpu", "cuda"], help="where the policies run (default: the config's)"
+    )
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--ignore-hint-check", action="store_true")
     parser.add_argument("--from-logs", action="store_true")
@@ -98,5 +111,6 @@ if __name__ == "__main__":
             gap_mistakes=args.gap_mistakes,
             gap_tasks=args.gap_tasks,
             gap_episodes=args.gap_episodes,
+            device=args.device,
         )
     )

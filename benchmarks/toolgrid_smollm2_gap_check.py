@@ -209,7 +209,7 @@ def main() -> int:
         batch=ws.batch if args.batch is None else args.batch,
         lr=ws.lr if args.lr is None else args.lr,
     )
-    cfg = replace(cfg, warm_start=ws)
+    cfg = replace(cfg, warm_start=ws, model=replace(cfg.model, device=args.device))
     settings = {"config": args.config, "warm_start": asdict(ws), "device": args.device}
     out_path = Path(args.out)
     out = json.loads(out_path.read_text()) if out_path.exists() else {}
@@ -223,7 +223,7 @@ def main() -> int:
         partial.replace(out_path)
 
     with Timer() as t:
-        policy = new_policy(cfg.model).to(args.device)
+        policy = new_policy(cfg.model)
     out["load_time"] = t.seconds
     if args.before:
         check(policy, cfg, args.tasks, args.episodes, out, "before_warm_start", write)
@@ -240,7 +240,7 @@ def main() -> int:
 
         train, _ = cfg.toolgrid.registries()
         with Timer() as t:
-            policy = warm_started_policy(cfg, train, log, args.device, policy=policy)
+            policy = warm_started_policy(cfg, train, log, policy=policy)
         state.parent.mkdir(parents=True, exist_ok=True)
         torch.save(policy.state_dict(), state)
         tenth = max(len(losses) // 10, 1)

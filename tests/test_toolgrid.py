@@ -286,6 +286,19 @@ def test_etude_rl_config_trains_and_writes_log_and_plots(tmp_path, capsys):
             'env = "toolgrid"\n[rl]\nrollout_batch = 0\n',
             "[rl] rollout_batch must be at least 1, got 0",
         ),
+        (
+            'env = "toolgrid"\n[rl]\ntrain_layers = -1\n',
+            "[rl] train_layers must be >= 0, got -1",
+        ),
+        (
+            'env = "toolgrid"\n[model]\ndevice = "tpu"\n',
+            "[model] device must be 'cpu' or 'cuda', got 'tpu'",
+        ),
+        pytest.param(
+            'env = "toolgrid"\n[model]\ndevice = "cuda"\n',
+            "[model] device = 'cuda' but torch sees no CUDA device",
+            marks=pytest.mark.skipif(torch.cuda.is_available(), reason="a CUDA device is here"),
+        ),
         ("env = ", "not valid TOML"),
     ],
 )

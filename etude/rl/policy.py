@@ -45,7 +45,10 @@ class NativePolicy:
     def forward_with_cache(self, tokens: Tensor) -> tuple[Tensor, Any]:
         from etude.models import KVCache
 
-        cache = KVCache.empty(self.module.config, tokens.shape[0], tokens.shape[1])
+        param = next(self.module.parameters())
+        cache = KVCache.empty(
+            self.module.config, tokens.shape[0], tokens.shape[1], param.dtype, param.device
+        )
         return self.module(tokens, cache=cache, start_pos=0), cache
 
     def logits(self, tokens: Tensor) -> Tensor:

@@ -152,17 +152,18 @@ def cached_teacher_logits_hf(
         v = layer.values[rows, :, :prefix].detach()
         layers.append((k.contiguous(), v.contiguous()))
     cache = DynamicCache(layers)
-    ids = torch.zeros(h, length, dtype=torch.long)
-    positions = torch.zeros(h, length, dtype=torch.long)
-    allowed = torch.zeros(h, length, prefix + length, dtype=torch.bool)
-    causal = torch.ones(length, length, dtype=torch.bool).tril()
+    device = layers[0][0].device
+    ids = torch.zeros(h, length, dtype=torch.long, device=device)
+    positions = torch.zeros(h, length, dtype=torch.long, device=device)
+    allowed = torch.zeros(h, length, prefix + length, dtype=torch.bool, device=device)
+    causal = torch.ones(length, length, dtype=torch.bool, device=device).tril()
     for i, (q, new) in enumerate(zip(queries, news)):
         ids[i, : len(new)] = new
-        positions[i] = q.insert_at + torch.arange(length)
+        positions[i] = q.insert_at + torch.arange(length, device=device)
         allowed[i, :, : q.insert_at] = True
         allowed[i, :, prefix:] = causal
     dtype = next(model.parameters()).dtype
-    mask = torch.zeros(h, 1, length, prefix + length, dtype=dtype)
+    mask = torch.zeros(h, 1, length, prefix + length, dtype=dtype, device=device)
     mask.masked_fill_(~allowed[:, None], torch.finfo(dtype).min)
     logits = model(input_ids=ids, attention_mask=mask, position_ids=positions, cache=cache).logits
     return [_continuation_logits(logits[i], q) for i, q in enumerate(queries)]

@@ -318,6 +318,11 @@ def _micro_step(
         sampler[row, : len(it.tokenized.tokens)] = it.tokenized.sampler_logprobs
     sampled = sampled.bool() & mask
     advantages = torch.tensor([it.advantage for it in items])
+    # the batch is built on the CPU and moves once to where the policy runs
+    device = next(policy.module.parameters()).device
+    tokens, mask, sampled, sampler, advantages = (
+        t.to(device) for t in (tokens, mask, sampled, sampler, advantages)
+    )
     logits, cache = policy.forward_with_cache(tokens)
     logprobs = token_logprobs(logits, tokens)
     # tokens without a sampler log-prob (re-tokenized turns) get ratio 1
@@ -331,11 +336,11 @@ def _micro_step(
     credit = torch.ones_like(fmask)  # per-token factor on the advantage
     terms = []
     for row, q, t_logits in zip(rows, queries, teacher_out):
-        sel = q.distill_mask.nonzero().squeeze(-1)
+        sel = q.distill_mask.nonzero().squeeze(-1).to(device)
         if not len(sel):
             continue
         student = logits[row, q.insert_at - 1 + sel]
-        targets = q.continuation[sel]
+        targets = q.continuation.to(device)[sel]
         t_sel = t_logits[sel]
         gap = teacher_advantage(student, t_sel, targets).item()
         totals["gaps"].append(gap)
@@ -369,7 +374,7 @@ def _micro_step(
     token_advantages = advantages[:, None].to(credit.dtype) * credit
     if settings.aggregation == "sequence":  # Σ_i mean_t(...) / n_trajectories, written as a
         # per-row factor on the advantage so that the term keeps its normalizer n_tokens
-        lengths = torch.tensor([float(it.tokenized.trainable.sum()) for it in items])
+        lengths = torch.tensor([float(it.tokenized.trainable.sum()) for it in items], device=device)
         token_advantages = token_advantages * (n_tokens / (n_trajectories * lengths))[:, None]
     rl = policy_gradient_loss(
         logprobs,
@@ -425,7 +430,7 @@ def _teacher_logits(
         model = policy if teacher is None else teacher
         if not queries:
             if lockstep:  # the other ranks' teacher pass
-                model.logits(torch.zeros(1, 1, dtype=torch.long))
+                model.logits(torch.zeros(1, 1, dtype=torch.long, device=tokens.device))
             return []
         if teacher is not None:
             _, cache = teacher.forward_with_cache(tokens)

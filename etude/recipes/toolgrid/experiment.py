@@ -20,7 +20,6 @@ student, no arm can gain from it.
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 import multiprocessing as mp
@@ -130,7 +129,7 @@ def cached_warm_start(cfg: RunConfig, directory: Path) -> tuple[torch.nn.Module,
     path = directory / f"warm_start-{warm_start_key(cfg)}.pt"
     if path.is_file():
         policy = new_policy(cfg.model)
-        policy.load_state_dict(torch.load(path))
+        policy.load_state_dict(torch.load(path, map_location="cpu"))
         return policy, True
     policy = one_thread_warm_start(cfg)
     directory.mkdir(parents=True, exist_ok=True)
@@ -177,7 +176,7 @@ def _evaluate_saved(job: tuple[str, int, str, RunConfig]) -> tuple[str, int, dic
     name, seed, policy_path, cfg = job
     torch.set_num_threads(1)  # as the runs: the same bits
     policy = new_policy(cfg.model)
-    policy.load_state_dict(torch.load(policy_path))
+    policy.load_state_dict(torch.load(policy_path, map_location="cpu"))
     return name, seed, evaluate(policy, chat_tokenizer(cfg.model), eval_tasks(cfg), cfg, seed + 3)
 
 
@@ -288,7 +287,7 @@ def run_experiment(
     reused = identity_path.exists() and warm_path.exists()
     if reused:
         warm = new_policy(base.model)
-        warm.load_state_dict(torch.load(warm_path))
+        warm.load_state_dict(torch.load(warm_path, map_location="cpu"))
     else:
         if warm_starts is not None:
             warm, reused = cached_warm_start(base, warm_starts)
@@ -297,7 +296,8 @@ def run_experiment(
         torch.save(warm.state_dict(), warm_path)
         identity_path.write_text(json.dumps(identity, indent=2) + "\n")
     warm_s = time.perf_counter() - t0
-    state = copy.deepcopy(warm.state_dict())
+    # on the CPU for the workers' pickles, whichever device the warm start ran on
+    state = {k: v.detach().to("cpu", copy=True) for k, v in warm.state_dict().items()}
     if check_path.is_file():
         check = json.loads(check_path.read_text())
     else:
@@ -472,10 +472,14 @@ def main(
     gap_mistakes: int = 100,
     gap_tasks: int = 300,
     gap_episodes: int = 100,
+    device: str | None = None,
 ) -> int:
     """`etude rl experiment toolgrid`: the configured sizes, or a smoke-size run (`quick`).
+    `device`: where every policy runs, instead of the config's `[model] device`.
     Exit 1 when the gap check finds no gap (unless `require_hint_reading` is off)."""
     base = load_config(config)
+    if device is not None:
+        base = replace(base, model=replace(base.model, device=device))
     if quick:
         base = replace(
             base,

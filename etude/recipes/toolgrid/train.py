@@ -51,9 +51,13 @@ TARGETED = ("tool_not_found", "invalid_arguments")
 class ModelSettings:
     """The byte policy's shape, or `pretrained`: a checkpoint to start from instead
     ("smollm2", a Hugging Face directory or a GGUF file; `etude.recipes.toolgrid.pretrained`),
-    whose own shape then applies. `max_seq_len` bounds an episode's tokens either way."""
+    whose own shape then applies. `max_seq_len` bounds an episode's tokens either way.
+    `device`: where the policy samples, trains and is evaluated, "cpu" or "cuda" (the
+    sampling generators stay on the CPU, so a seed draws the same tokens from the same
+    probabilities on either)."""
 
     pretrained: str = ""
+    device: str = "cpu"
     dim: int = 64
     n_layers: int = 3
     n_heads: int = 4
@@ -80,10 +84,16 @@ class ModelSettings:
 
 
 def new_policy(settings: ModelSettings) -> nn.Module:
-    """A randomly initialized byte policy of these settings, or the pretrained checkpoint."""
-    if settings.pretrained:
-        return pretrained_policy(settings.pretrained)
-    return BytePolicy(settings.config())
+    """A randomly initialized byte policy of these settings, or the pretrained checkpoint,
+    on `settings.device`."""
+    if settings.device == "cuda" and not torch.cuda.is_available():
+        raise ValueError("[model] device = 'cuda' but torch sees no CUDA device")
+    policy = (
+        pretrained_policy(settings.pretrained)
+        if settings.pretrained
+        else BytePolicy(settings.config())
+    )
+    return policy.to(settings.device)
 
 
 def chat_tokenizer(settings: ModelSettings) -> ChatTokenizer:
@@ -187,6 +197,8 @@ def parse_config(data: dict) -> RunConfig:
             "[loss] lambda_schedule must be 'constant' or 'linear', "
             f"got {cfg.loss.lambda_schedule!r}"
         )
+    if cfg.model.device not in ("cpu", "cuda"):
+        raise ValueError(f"[model] device must be 'cpu' or 'cuda', got {cfg.model.device!r}")
     if cfg.rl.train_layers < 0:
         raise ValueError(f"[rl] train_layers must be >= 0, got {cfg.rl.train_layers}")
     if cfg.rl.rollout_batch < 1:
@@ -272,15 +284,14 @@ def warm_started_policy(
     cfg: RunConfig,
     train: list[Registry],
     log: Callable[[int, float, nn.Module], None] | None = None,
-    device: torch.device | str = "cpu",
     policy: nn.Module | None = None,
 ) -> nn.Module:
-    """A policy (`new_policy`, on `device`; or `policy`, trained in place: a checkpoint
+    """A policy (`new_policy`, on `cfg.model.device`; or `policy`, trained in place: a checkpoint
     already loaded need not be loaded again) trained on `cfg.warm_start.steps` batches of
     noisy demonstrations (and lookup drills, when `cfg.warm_start.drills` asks for them) in
     its chat template. `log(step, loss, policy)` runs after each step."""
     torch.manual_seed(cfg.seed)
-    policy = (new_policy(cfg.model) if policy is None else policy).to(device)
+    policy = (new_policy(cfg.model) if policy is None else policy).to(cfg.model.device)
     ws = cfg.warm_start
     if ws.optimizer == "adamw":
         opt = torch.optim.AdamW(policy.parameters(), lr=ws.lr, betas=(0.9, 0.98), weight_decay=0)
