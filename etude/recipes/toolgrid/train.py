@@ -137,7 +137,8 @@ class RLSettings:
     would otherwise step in its stale direction at full size (Muon normalizes the step);
     `fresh_registries`: draw each RL task's registry at random (never a held-out one)
     instead of from the training registries the warm start saw, so that the RL reward can
-    only rise by reading the tool list, not by recalling a registry."""
+    only rise by reading the tool list, not by recalling a registry; `train_layers`: train
+    only the last N decoder layers and the final norm (`freeze_all_but_last_layers`; 0: all)."""
 
     steps: int = 40
     tasks_per_step: int = 4
