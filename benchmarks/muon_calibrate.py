@@ -14,7 +14,12 @@ minutes on an H200; never needed for CI):
    each projection as stacked `[E, out, in]` tensors, given to torch.optim.Muon as one 2-D
    parameter per expert, plus the MLA projections as whole matrices), both with the
    standard NS (the same math), and ours again with `ns_method="auto"` (Muon's default:
-   full products) and with `ns_block` set to the calibration's block (the opt-in).
+   full products) and with `ns_block` set to the calibration's block (the opt-in);
+4. batched NS with FP8 steps (`fp8_steps`, rows with that key) for each K2 unit shape that
+   `--ns-fp8` gives FP8 steps from benchmarks/results/ns_accuracy.json, at the FLOPs it
+   runs (FP8 and bf16 products together): the planner's `--ns-fp8` then takes these in
+   place of the stated rates and the casts' bytes. Their numerics on the GPU (cuBLAS's FP8
+   accumulation) are not compared with the CPU's here.
 
 Medians of a few timed repetitions after a warm-up; CUDA is synchronized around each.
 `--tiny` runs the same code on the tiny preset's unit shapes with small tensors on CPU and
@@ -51,9 +56,11 @@ from etude.optim.newton_schulz import (
     newton_schulz,
     ns_flops,
 )
+from etude.optim.ns_choice import load_accuracy_table, ns_schedule_for
 from etude.optim.plan_models import planner_model, unit_shapes
 
 STEPS = 5
+ACCURACY = Path(__file__).parent / "results" / "ns_accuracy.json"
 
 
 def timed(fn: Callable[[], object], device: torch.device, reps: int) -> float:
@@ -100,6 +107,45 @@ def ns_rates(
                 }
             )
             print(f"  NS {short}x{long} {method}: {flops / seconds / 1e12:.1f} TFLOP/s", flush=True)
+    return rows
+
+
+def fp8_choices(model: str) -> list[tuple[tuple[int, int], str, int]]:
+    """(unit shape, method, FP8 steps) to time: for kimi-k2 what `--ns-fp8` chooses per shape
+    from the measured accuracy table; for the tiny preset the Gram iteration with 2 FP8
+    steps on each shape (so that the test of this script runs the FP8 path)."""
+    shapes = [u.shape for u in unit_shapes(planner_model(model))]
+    if model == "tiny":
+        return [(shape, "gram", 2) for shape in shapes]
+    table = load_accuracy_table(ACCURACY, fp8=True)
+    chosen = [(shape, ns_schedule_for(shape, "auto", table)) for shape in shapes]
+    return [(shape, c.method, c.fp8_steps) for shape, c in chosen if c.fp8_steps]
+
+
+def fp8_ns_rates(model: str, device: torch.device, batch_numel: int, reps: int) -> list[dict]:
+    """Batched NS FLOP/s (all its FLOPs over its time) of the FP8 choices (`fp8_choices`)."""
+    schedule = coefficient_schedule(QUINTIC, STEPS)
+    rows = []
+    for (short, long), method, k in fp8_choices(model):
+        batch = max(1, batch_numel // (short * long))
+        g = torch.randn(batch, short, long, device=device, dtype=torch.bfloat16)
+        seconds = timed(
+            lambda g=g, m=method, k=k: newton_schulz(g, schedule, method=m, fp8_steps=k),
+            device,
+            reps,
+        )
+        flops = batch * ns_flops(short, long, STEPS, method)
+        rows.append(
+            {
+                "shape": [short, long],
+                "method": method,
+                "fp8_steps": k,
+                "batch": batch,
+                "seconds": seconds,
+                "flop_per_s": flops / seconds,
+            }
+        )
+        print(f"  NS {short}x{long} {method} {k} FP8 steps: {flops / seconds / 1e12:.1f} TFLOP/s")
     return rows
 
 
@@ -214,7 +260,8 @@ def main() -> None:
         "model": model,
         "ns_steps": STEPS,
         "ns_block": block,
-        "ns": ns_rates(model, device, batch_numel, block, reps),
+        "ns": ns_rates(model, device, batch_numel, block, reps)
+        + fp8_ns_rates(model, device, batch_numel, reps),
         "elementwise": elementwise_rate(device, numel, reps),
         "muon_step": muon_step(device, scale, block, reps),
     }

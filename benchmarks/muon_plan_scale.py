@@ -59,7 +59,13 @@ it are those changes:
   puts them within 1.10x the 5-step quintic's polar error in the formulation they would
   run and they cost fewer FLOPs, 5 quintic steps elsewhere ("change" against "runs");
 - default_per_shape: Muon's defaults as they run now with the same table ("change"
-  against "default_now").
+  against "default_now");
+- fp8: per_shape with FP8 steps opted into (Muon's `ns_fp8`, `--ns-fp8`): the table may
+  also give a shape 5 quintic steps whose first k run FP8 products, at the FP8 peak's
+  rate plus the HBM bytes of their operand casts and adds (`ns_fp8_bytes`), as run
+  ("change" against per_shape);
+- fp8_fused_casts: the same without those bytes, for reference: a bound for casts fused
+  into the products that make their operands, which etude does not have.
 
 NS runs at the stated 0.60 of peak in every other row, the symmetric products' small
 panel GEMMs included: no GPU has measured it yet (`benchmarks/muon_calibrate.py` would).
@@ -114,6 +120,8 @@ class Setting:
     data_path: str = "previous"
     host_copies: str = "rebuilt"
     per_shape: bool = False
+    fp8: bool = False  # FP8 steps opted into (with per_shape)
+    fp8_extra_bytes: bool = True  # count their casts' and adds' bytes
 
 
 # (ops per piece copy, runs merged): before the views were located once per plan, located,
@@ -175,6 +183,23 @@ SETTINGS = {
         per_shape=True,
     ),
     "default_per_shape": Setting(data_path="runs", host_copies="runs", per_shape=True),
+    "fp8": Setting(
+        block=SYMMETRIC_BLOCK,
+        job_numel=BIG_JOBS,
+        data_path="runs",
+        host_copies="runs",
+        per_shape=True,
+        fp8=True,
+    ),
+    "fp8_fused_casts": Setting(
+        block=SYMMETRIC_BLOCK,
+        job_numel=BIG_JOBS,
+        data_path="runs",
+        host_copies="runs",
+        per_shape=True,
+        fp8=True,
+        fp8_extra_bytes=False,
+    ),
 }
 
 
@@ -186,8 +211,10 @@ def run(model: str, gpus: int, gpu: str) -> dict:
     # the table named by its path in the repository, as the report quotes it
     accuracy = replace(load_accuracy_table(ACCURACY), source=str(ACCURACY.relative_to(ROOT)))
 
-    def planned(method: str, steps: int, spread: bool, block: int | None, per_shape: bool):
-        key = (method, steps, spread, block, per_shape)
+    def planned(setting: Setting, spread: bool):
+        method, steps, block = setting.method, setting.steps, setting.block
+        per_shape, fp8 = setting.per_shape, setting.fp8
+        key = (method, steps, spread, block, per_shape, fp8)
         if key not in plans:
             plans[key] = p = plan(
                 model,
@@ -196,10 +223,11 @@ def run(model: str, gpus: int, gpu: str) -> dict:
                 ns_steps=steps,
                 spread_replicas=spread,
                 ns_block=block,
-                ns_accuracy=accuracy if per_shape else None,
+                ns_accuracy=replace(accuracy, fp8=fp8) if per_shape else None,
             )
             name = f"{method}/{steps} steps/{'spread' if spread else 'repeated'}/block {block}"
             name += "/per-shape schedules" if per_shape else ""
+            name += "/FP8 steps" if fp8 else ""
             planner[name] = {"wall_s": p.planner_s, "cpu_s": p.planner_cpu_s}
         return plans[key]
 
@@ -212,18 +240,12 @@ def run(model: str, gpus: int, gpu: str) -> dict:
             element_bytes=element_bytes_of(setting.data_path, setting.fused),
             piece_copy_ops=ops,
             merge_runs=merge,
+            fp8_extra_bytes=setting.fp8_extra_bytes,
         )
         if setting.ns_efficiency is not None:
             a = replace(a, ns_efficiency=setting.ns_efficiency)
         options = [True, False] if setting.spread == "auto" else [setting.spread]
-        reports = {
-            s: predict(
-                planned(setting.method, setting.steps, s, setting.block, setting.per_shape),
-                gpu,
-                a,
-            )
-            for s in options
-        }
+        reports = {s: predict(planned(setting, s), gpu, a) for s in options}
         chosen = min(reports, key=lambda s: reports[s]["time"]["step_s"])
         predictions[name] = {
             **reports[chosen],
@@ -267,6 +289,8 @@ LABELS = {
     "per_shape": "recommended + per-shape schedules (4 minimax_4 steps where measured "
     "within 1.10x, --ns-accuracy)",
     "default_per_shape": "Muon's defaults + per-shape schedules (--ns-accuracy)",
+    "fp8": "recommended + per-shape schedules with FP8 steps (opt-in: --ns-fp8), casts as run",
+    "fp8_fused_casts": "(the same with the FP8 casts and adds fused away: a bound, for reference)",
 }
 # each row adds one lever to the one before; the references are against the row named
 CHAIN = [
@@ -288,10 +312,12 @@ REFERENCE_OF = {
     "recommended_4_steps": "runs",
     "per_shape": "runs",
     "default_per_shape": "default_now",
+    "fp8": "per_shape",
+    "fp8_fused_casts": "per_shape",
 }
 
 
-PER_SHAPE_ROWS = ("recommended_4_steps", "per_shape", "default_per_shape")
+PER_SHAPE_ROWS = ("recommended_4_steps", "per_shape", "default_per_shape", "fp8")
 
 
 def schedules(report: dict) -> str:
@@ -302,12 +328,13 @@ def schedules(report: dict) -> str:
         "| --- | --- | --- | --- | --- | ---: | ---: |",
     ]
     run = next(r for r in report["runs"] if r["model"] == "kimi-k2")
-    for name in ("per_shape", "default_per_shape"):
+    for name in ("per_shape", "default_per_shape", "fp8"):
         for g in run["predictions"][name]["groups"]:
             for row in g["units_by_shape"]:
+                fp8 = f", first {row['fp8_steps']} FP8" if row.get("fp8_steps") else ""
                 lines.append(
                     f"| {name} | {g['family']} | {'x'.join(map(str, row['shape']))} | "
-                    f"{row['method']} | {row['schedule']} x {row['ns_steps']} | "
+                    f"{row['method']} | {row['schedule']} x {row['ns_steps']}{fp8} | "
                     f"{row['units']} | {row['flops_per_unit'] / 1e9:.3f} |"
                 )
     return "\n".join(lines)
@@ -350,6 +377,11 @@ def summarize(report: dict) -> str:
                 f"| {run['gpus']} | {label} | {t['step_s'] * ms:.1f} | {change} | "
                 f"{t['ns_s'] * ms:.1f}"
                 + (f" ({t['ns_mirror_s'] * ms:.1f})" if t["ns_mirror_s"] else "")
+                + (
+                    f" (FP8 casts {t['ns_fp8_bytes_s'] * ms:.1f})"
+                    if t.get("ns_fp8_bytes_s")
+                    else ""
+                )
                 + f" | {t['exposed_comm_s'] * ms:.1f} | "
                 f"{t['elementwise_s'] * ms:.1f} | {t['host_s'] * ms:.1f} "
                 f"({t['host_launch_s'] * ms:.1f} + {t['host_python_s'] * ms:.1f} + "

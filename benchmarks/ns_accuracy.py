@@ -37,6 +37,14 @@ Each variant's `vs_quintic5` is its polar error over that of 5 standard bf16 qui
 (torch.optim.Muon's default) on the same matrix: etude adopts a variant only if it stays
 within 1.10 of it on every shape.
 
+FP8 variants (`--fp8`): 5 quintic steps, standard or Gram (etude's restarts), with the
+products of the first k steps (k = 1..5) as `fp8_matmul`s (`newton_schulz(fp8_steps=k)`;
+the Gram iteration keeps its products that apply Q to X in bf16). Each is measured on the
+shape's matrix and on two more (seeds + 100, + 200), each against its own 5-step bf16
+quintic, and its `vs_quintic5` is the worst of the three: a single matrix is not enough to
+adopt a lower precision on. Per-shape schedules (`ns_choice`) may take an FP8 variant
+only when Muon's `ns_fp8=True` opts in.
+
 The dense FFN unit (7168 x 18432, 3 units in layer 0) is left out by default: its fp32
 reference alone is 22.6 TFLOP, hours on a 2-core CPU (`--dense` adds it).
 
@@ -45,6 +53,8 @@ benchmarks/results/ns_accuracy.json after each shape)
      .venv/bin/python benchmarks/ns_accuracy.py --schedules minimax_4 ...   (only those
      schedules, on every shape, merged into the existing file's rows; the yardstick is the
      file's quintic row, which the same seeds reproduce)
+     .venv/bin/python benchmarks/ns_accuracy.py --fp8   (the FP8 variants, merged into the
+     existing file's quintic rows as `<formulation>_fp8_<k>`)
      .venv/bin/python benchmarks/ns_accuracy.py --summarize   (its tables, as in docs/muon.md)
 """
 
@@ -68,6 +78,7 @@ from etude.optim.newton_schulz import (
     gram_restarts,
     newton_schulz,
     ns_flops,
+    ns_fp8_flops,
     symmetric_matmul,
     symmetric_matmul_flops,
 )
@@ -92,6 +103,10 @@ SCHEDULES = {
     ),
 }
 COMPARABLE = 1.10  # adopted only within this factor of the 5-step quintic's polar error
+# FP8 variants (--fp8): 5 quintic steps, the first k of them with FP8 products, measured on
+# the shape's matrix and on FP8_SEEDS more; their vs_quintic5 is the worst of those.
+FP8_METHODS = {"standard_bf16": "standard", "gram_bf16_restarts_2_etude": "gram"}
+FP8_SEEDS = (100, 200)
 
 
 def gradient_like(m: int, n: int, seed: int) -> torch.Tensor:
@@ -264,6 +279,61 @@ def measure(
     return out
 
 
+def measure_fp8(name: str, shape: tuple[int, int], seed: int) -> dict:
+    """The FP8 variants' rows of one unit (5 quintic steps, the first k with FP8 products,
+    k = 1..5, in each formulation of FP8_METHODS), each the worst over the unit's seed and
+    FP8_SEEDS: its polar error over that of 5 standard bf16 quintic steps on the same
+    matrix."""
+    short, long = sorted(shape)
+    schedule = coefficient_schedule(QUINTIC, STEPS)
+    per_seed: dict[str, list[dict]] = {}
+    for s in (seed, *(seed + extra for extra in FP8_SEEDS)):
+        g = gradient_like(short, long, s)[None]
+        polar = polar_factor(g[0]).float()
+
+        def error(o: torch.Tensor, polar: torch.Tensor = polar) -> float:
+            return float((o[0].float() - polar).norm() / polar.norm())
+
+        yardstick = error(newton_schulz(g, schedule, method="standard"))
+        for variant, method in FP8_METHODS.items():
+            for k in range(1, STEPS + 1):
+                t0 = time.perf_counter()
+                o = newton_schulz(g, schedule, method=method, fp8_steps=k)
+                seconds = time.perf_counter() - t0
+                lo, hi = singular_range(o[0].float())
+                err = error(o)
+                per_seed.setdefault(f"{variant}_fp8_{k}", []).append(
+                    {
+                        "seed": s,
+                        "polar_error": err,
+                        "vs_quintic5": err / yardstick,
+                        "singular_min": lo,
+                        "singular_max": hi,
+                        "cpu_s": seconds,
+                    }
+                )
+        print(
+            f"  {name} fp8 seed {s}: "
+            + ", ".join(f"{v} {rows[-1]['vs_quintic5']:.3f}" for v, rows in per_seed.items()),
+            flush=True,
+        )
+    rows = {}
+    for variant, seeds in per_seed.items():
+        method, k = FP8_METHODS[variant.rsplit("_fp8_", 1)[0]], int(variant.rsplit("_", 1)[1])
+        worst = max(seeds, key=lambda r: r["vs_quintic5"])
+        rows[variant] = {
+            "flops": ns_flops(short, long, STEPS, method),
+            "fp8_flops": ns_fp8_flops(short, long, STEPS, method, k),
+            "fp8_steps": k,
+            "polar_error": worst["polar_error"],
+            "vs_quintic5": worst["vs_quintic5"],
+            "singular_min": min(r["singular_min"] for r in seeds),
+            "singular_max": max(r["singular_max"] for r in seeds),
+            "seeds": seeds,
+        }
+    return rows
+
+
 def _cell(row: dict) -> str:
     lo, hi = row["singular_min"], row["singular_max"]
     err = f"{row['polar_error']:.3f}" if row["polar_error"] < 10 else f"{row['polar_error']:.3g}"
@@ -325,6 +395,31 @@ def summarize(report: dict) -> str:
     return "\n".join(lines) + "\n\n" + "\n".join(short)
 
 
+def summarize_fp8(report: dict) -> str:
+    """Markdown table of the FP8 variants: worst polar error ratio over the matrices, per
+    formulation and number of FP8 steps, and the share of FLOPs they run in FP8."""
+    lines = [
+        "| unit | shape | formulation | "
+        + " | ".join(f"{k} FP8 steps" for k in range(1, STEPS + 1))
+        + " |",
+        "|---|---|---|" + "---:|" * STEPS,
+    ]
+    for u in report["units"]:
+        rows = u["schedules"]["quintic"]
+        unit, shape = u["unit"].split(".")[-2], "x".join(map(str, u["shape"]))
+        for variant, method in FP8_METHODS.items():
+            cells = []
+            for k in range(1, STEPS + 1):
+                row = rows.get(f"{variant}_fp8_{k}")
+                cells.append(
+                    ""
+                    if row is None
+                    else f"x{row['vs_quintic5']:.3f} ({row['fp8_flops'] / row['flops']:.0%})"
+                )
+            lines.append(f"| {unit} | {shape} | {method} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -338,9 +433,18 @@ def main() -> None:
         choices=sorted(SCHEDULES),
         help="rerun only these schedules on every shape done, merged into --out's rows",
     )
+    parser.add_argument(
+        "--fp8",
+        action="store_true",
+        help="add the FP8 variants (first k of 5 quintic steps in FP8, 3 matrices each) to "
+        "every shape done in --out",
+    )
     args = parser.parse_args()
     if args.summarize:
-        print(summarize(json.loads(Path(args.out).read_text())))
+        report = json.loads(Path(args.out).read_text())
+        print(summarize(report))
+        if any("fp8" in v for u in report["units"] for v in u["schedules"]["quintic"]):
+            print("\n" + summarize_fp8(report))
         return
     out_path = Path(args.out)
     done = json.loads(out_path.read_text()) if out_path.exists() else None
@@ -356,11 +460,16 @@ def main() -> None:
         "torch": torch.__version__,
         "threads": torch.get_num_threads(),
     }
-    if args.schedules and not results:
-        raise SystemExit(f"--schedules merges into an existing {out_path}; run it whole first")
+    if (args.schedules or args.fp8) and not results:
+        raise SystemExit(f"--schedules and --fp8 merge into an existing {out_path}; run it first")
+    merging = args.schedules or (["fp8"] if args.fp8 else None)
     for seed, (name, shape, count) in enumerate(units):
         t0 = time.perf_counter()
-        if args.schedules:
+        if args.fp8:
+            if name not in results:
+                continue
+            results[name]["schedules"]["quintic"].update(measure_fp8(name, shape, seed))
+        elif args.schedules:
             if name not in results:
                 continue
             old = results[name]
@@ -380,14 +489,16 @@ def main() -> None:
             "comparable_within": COMPARABLE,
             "yardstick": "standard bf16, 5 steps of the fixed quintic (torch.optim.Muon)",
             "input": "gradient-like: singular values ~ 1/i plus a 30% Gaussian noise floor",
-            "machine": done["machine"] if args.schedules else machine,
+            "machine": done["machine"] if merging else machine,
             "units": [results[n] for n, _, _ in units if n in results],
         }
-        if args.schedules or (done and "merged" in done):
+        if args.fp8 or (done and "fp8_seeds" in done):
+            report["fp8_seeds"] = ["the unit's", *FP8_SEEDS]
+        if merging or (done and "merged" in done):
             # which schedules a later run added, and on what machine
-            merged = [m for m in done.get("merged", []) if m["schedules"] != args.schedules]
-            if args.schedules:
-                merged.append({"schedules": args.schedules, "machine": machine})
+            merged = [m for m in done.get("merged", []) if m["schedules"] != merging]
+            if merging:
+                merged.append({"schedules": merging, "machine": machine})
             report["merged"] = merged
         out_path.parent.mkdir(parents=True, exist_ok=True)
         tmp = out_path.with_suffix(".tmp")

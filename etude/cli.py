@@ -109,6 +109,12 @@ def build_parser() -> argparse.ArgumentParser:
         "quintic's polar error and they cost fewer FLOPs, 5 quintic steps elsewhere",
     )
     muon.add_argument(
+        "--ns-fp8",
+        action="store_true",
+        help="Muon's ns_fp8 (needs --ns-accuracy): the table may also choose 5 quintic steps "
+        "whose first steps run FP8 products, at the FP8 peak's rate",
+    )
+    muon.add_argument(
         "--spread",
         default="auto",
         choices=["auto", "on", "off"],

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from typing import Any
 
 import torch
@@ -86,6 +87,12 @@ class Muon(torch.optim.Optimizer):
       elsewhere (`ns_choice.ns_schedule_for`, which the planner asks too); ns_coefficients
       and ns_steps must stay at their defaults. With `strict=True` a unit shape the
       table has not measured is an error at construction instead of 5 quintic steps.
+    - ns_fp8: False (default). True lets the accuracy table (required) also choose, per unit
+      shape, 5 quintic steps whose first steps run their products in FP8 e4m3
+      (`fp8_matmul`), where it measured them within the same bar and they cost less with
+      FP8 products at half the bf16 time (H100/H200 tensor cores). Opt-in: it needs
+      ns_dtype bf16 and FP8 hardware (or CPU), and the GPU's own FP8 numerics are not
+      measured (docs/muon.md, "FP8 steps").
     - adamw_lr / adamw_betas / adamw_eps / adamw_weight_decay: hyperparameters of the AdamW
       part (lr and weight decay default to Muon's); a group may override them with the
       same keys.
@@ -134,6 +141,7 @@ class Muon(torch.optim.Optimizer):
         fused_elementwise: bool | None = None,
         spread_replicas: bool = True,
         ns_accuracy: AccuracyTable | str | None = None,
+        ns_fp8: bool = False,
     ) -> None:
         if lr < 0 or momentum < 0 or weight_decay < 0:
             raise ValueError(
@@ -154,8 +162,17 @@ class Muon(torch.optim.Optimizer):
         if max_in_flight < 1:
             raise ValueError(f"max_in_flight must be >= 1, got {max_in_flight}")
         coefficient_schedule(ns_coefficients, ns_steps)  # validates both
+        if ns_fp8 and ns_accuracy is None:
+            raise ValueError(
+                "ns_fp8=True chooses FP8 steps per unit shape from a measured accuracy table: "
+                "pass ns_accuracy (benchmarks/results/ns_accuracy.json)"
+            )
+        if ns_fp8 and ns_dtype != torch.bfloat16:
+            raise ValueError(f"ns_fp8=True needs ns_dtype=torch.bfloat16, got {ns_dtype}")
         if isinstance(ns_accuracy, str):
-            ns_accuracy = load_accuracy_table(ns_accuracy)
+            ns_accuracy = load_accuracy_table(ns_accuracy, fp8=ns_fp8)
+        elif ns_accuracy is not None and ns_accuracy.fp8 != ns_fp8:
+            ns_accuracy = replace(ns_accuracy, fp8=ns_fp8)
         self.ns_accuracy = ns_accuracy
         self.strict = strict
         self.ns_dtype = ns_dtype

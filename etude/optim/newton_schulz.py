@@ -35,6 +35,14 @@ approximately equal to `U V^T` of each matrix's SVD `U S V^T`. Three formulation
   measured on a GPU, where its small panel GEMMs may run below a full product's rate and
   its many ops cost host time (`benchmarks/muon_calibrate.py` measures both).
 
+FP8 steps (`fp8_steps=k`, bf16 only, "standard" or "gram"): the products of the first `k`
+steps run as `fp8_matmul`s (e4m3 operands under per-row and per-column scales, fp32
+accumulation, bf16 out), where the bf16 iteration's `baddbmm` adds become separate adds; the
+Gram iteration keeps the products that apply `Q` to `X` in bf16, as they write the iterate.
+`fp8_products` lists the FP8 products as run, for their FLOPs (`ns_fp8_flops`) and the bytes
+of their casts and adds (`ns_fp8_bytes`). How accurate they are on the K2 shapes, and why
+they do not pay there as run: docs/muon.md, "FP8 steps".
+
 Coefficient schedules: the fixed quintic `(3.4445, -4.7750, 2.0315)` repeated each step,
 the per-step Polar Express schedule (Amsel et al., 2025) with its 1.01 safety factor, or
 "minimax_4", a schedule designed for exactly 4 steps (`MINIMAX_4`).
@@ -47,6 +55,8 @@ from itertools import pairwise
 
 import torch
 from torch import Tensor
+
+from etude.optim.fp8_matmul import fp8_gram, fp8_matmul, fp8_operand_bytes
 
 QUINTIC = (3.4445, -4.7750, 2.0315)
 
@@ -131,6 +141,7 @@ def newton_schulz(
     method: str = "standard",
     block: int | None = None,
     out: Tensor | None = None,
+    fp8_steps: int = 0,
 ) -> Tensor:
     """Orthogonalize each matrix of a batch `g` `[B, m, n]`; returns `[B, m, n]` in `dtype`.
 
@@ -141,11 +152,14 @@ def newton_schulz(
     in `dtype`, not overlapping `g`), the last product writes the result there and `out`
     is returned: a caller that located views in `out` once keeps them (sharded Muon); a
     tall batch's `out` is best stored transposed (`empty(B, n, m).mT`), as the product is.
+    `fp8_steps` > 0 runs the products of the first `fp8_steps` steps as `fp8_matmul`s
+    (module docstring; bf16 only, not with "gram_triangular").
     """
     if g.ndim != 3:
         raise ValueError(f"newton_schulz expects a batch [B, m, n], got shape {tuple(g.shape)}")
     if method == "auto":
         method = choose_method(g.shape[1], g.shape[2], len(schedule), block)
+    _check_fp8(fp8_steps, len(schedule), method, dtype)
     tall = g.shape[1] > g.shape[2]
     x = g.to(dtype)
     if tall:
@@ -155,12 +169,18 @@ def newton_schulz(
         # The Frobenius norm bounds the spectral norm: scaled, every singular value is <= 1.
         x = x / x.norm(dim=(-2, -1), keepdim=True).clamp(min=eps)
         for i, (a, b, c) in enumerate(schedule):
+            last = target if i == len(schedule) - 1 else None
+            if i < fp8_steps:
+                gram = fp8_gram(x)
+                poly = fp8_matmul(gram, gram, alpha=c).add_(gram, alpha=b)
+                x = torch.add(fp8_matmul(poly, x), x, alpha=a, out=last)
+                continue
             gram = x @ x.mT
             poly = torch.baddbmm(gram, gram, gram, beta=b, alpha=c)
-            last = target if i == len(schedule) - 1 else None
             x = torch.baddbmm(x, poly, x, beta=a, out=last)
     elif method == "gram":
-        x = gram_iteration(x, schedule, gram_restarts(len(schedule)), eps=eps, out=target)
+        restarts = gram_restarts(len(schedule))
+        x = gram_iteration(x, schedule, restarts, eps=eps, out=target, fp8_steps=fp8_steps)
     elif method == "gram_triangular":
         block = _checked_block(block)
         x = gram_iteration(x, schedule, gram_restarts(len(schedule)), block, eps, out=target)
@@ -177,6 +197,7 @@ def gram_iteration(
     eps: float = 1e-7,
     normalize: bool = True,
     out: Tensor | None = None,
+    fp8_steps: int = 0,
 ) -> Tensor:
     """The Gram formulation on a wide batch `x` `[B, s, l]` (s <= l), restarting from the
     current iterate before each step in `restarts` (0-based). With `block`, the products
@@ -188,7 +209,11 @@ def gram_iteration(
     norm (at least `eps`), which orthogonalizes `X / |X|_F` without a pass over `X` to
     take its norm and another to scale it. `normalize=False` takes `x` as it is, for a
     caller that has scaled it so that its singular values are at most 1 (AOL rescaling in
-    the benchmarks). With `out` (`[B, s, l]`), the last product writes there."""
+    the benchmarks). With `out` (`[B, s, l]`), the last product writes there. The products
+    of the first `fp8_steps` steps are `fp8_matmul`s, except those that apply `Q` to `X`
+    (full products only)."""
+    if fp8_steps and block is not None:
+        raise ValueError("FP8 steps run with full products only, not with a block")
     if block is None:
         eye = torch.eye(x.shape[-2], dtype=x.dtype, device=x.device)
 
@@ -214,14 +239,23 @@ def gram_iteration(
             poly.diagonal(dim1=-2, dim2=-1).add_(a)
             return poly
 
+    def fp8_congruence(q: Tensor, r: Tensor) -> Tensor:
+        return fp8_matmul(fp8_matmul(q, r), q)
+
+    def fp8_polynomial(s: Tensor, a: float, b: float, c: float) -> Tensor:
+        poly = fp8_matmul(s, s, alpha=c).add_(s, alpha=b)
+        poly.diagonal(dim1=-2, dim2=-1).add_(a)
+        return poly
+
     q = None  # None stands for the identity: the first step of a phase needs no Q products
     inverse_norm = None  # 1 / |X|_F, folded into the first phase's Q
     for i, (a, b, c) in enumerate(schedule):
+        fp8 = i < fp8_steps
         if q is None or i in restarts:
             if q is not None:
                 x = _scaled(q, inverse_norm) @ x
                 inverse_norm = None
-            r = gram_of(x)
+            r = fp8_gram(x) if fp8 else gram_of(x)
             if i == 0 and normalize:
                 squared = r.diagonal(dim1=-2, dim2=-1).sum(-1, dtype=torch.float32)
                 norm = squared.sqrt().clamp(min=eps)
@@ -229,9 +263,9 @@ def gram_iteration(
                 inverse_norm = norm.reciprocal().to(r.dtype)[..., None, None]
             q, s = None, r
         else:
-            s = congruence(q, r)
-        poly = polynomial(s, a, b, c)
-        q = poly if q is None else poly @ q
+            s = fp8_congruence(q, r) if fp8 else congruence(q, r)
+        poly = fp8_polynomial(s, a, b, c) if fp8 else polynomial(s, a, b, c)
+        q = poly if q is None else fp8_matmul(poly, q) if fp8 else poly @ q
     return torch.matmul(_scaled(q, inverse_norm), x, out=out)
 
 
@@ -367,6 +401,62 @@ def ns_mirror_numel(
     small = min(m, n)
     products = sum(2 + 2 * (k - 1) for k in _phases(steps, restarts))
     return products * symmetric_mirror_numel(small, _checked_block(block))
+
+
+def _check_fp8(fp8_steps: int, steps: int, method: str, dtype: torch.dtype) -> None:
+    if isinstance(fp8_steps, bool) or not isinstance(fp8_steps, int):
+        raise ValueError(f"fp8_steps must be an int, got {fp8_steps!r}")
+    if not 0 <= fp8_steps <= steps:
+        raise ValueError(f"fp8_steps must be in [0, {steps}] (the steps run), got {fp8_steps}")
+    if fp8_steps and method not in ("standard", "gram"):
+        raise ValueError(f"FP8 steps run with 'standard' or 'gram', not {method!r}")
+    if fp8_steps and dtype != torch.bfloat16:
+        raise ValueError(f"FP8 steps need the bf16 iteration, got dtype {dtype}")
+
+
+# Bytes per output element of the add an FP8 product needs after it (read the product and
+# the addend, write the sum; bf16), where the bf16 path folds it into baddbmm.
+FP8_EPILOGUE_BYTES = 6
+
+
+def fp8_products(
+    m: int, n: int, steps: int, method: str, fp8_steps: int, restarts: Sequence[int] | None = None
+) -> list[tuple[int, int, int, str]]:
+    """The `fp8_matmul`s of one `m x n` orthogonalization as `newton_schulz` runs them with
+    `fp8_steps`: (rows, inner, columns, kind) of each, in order; kind is "gram" (an
+    `fp8_gram`), "add" (followed by an add) or "plain"."""
+    if fp8_steps == 0:
+        return []
+    _check_fp8(fp8_steps, steps, method, torch.bfloat16)
+    s, long = min(m, n), max(m, n)
+    if method == "standard":
+        return [(s, long, s, "gram"), (s, s, s, "add"), (s, s, long, "add")] * fp8_steps
+    starts = {0, *(restarts if restarts is not None else gram_restarts(steps))}
+    products = []
+    for i in range(fp8_steps):
+        if i in starts:
+            products.append((s, long, s, "gram"))  # R = X X^T
+        else:
+            products += [(s, s, s, "plain")] * 2  # (Q R) Q
+        products.append((s, s, s, "add"))  # S S, + b S
+        if i not in starts:
+            products.append((s, s, s, "plain"))  # P Q
+    return products
+
+
+def ns_fp8_flops(m: int, n: int, steps: int, method: str, fp8_steps: int) -> int:
+    """The part of `ns_flops` that `fp8_steps` runs as FP8 products."""
+    return sum(2 * r * k * c for r, k, c, _ in fp8_products(m, n, steps, method, fp8_steps))
+
+
+def ns_fp8_bytes(m: int, n: int, steps: int, method: str, fp8_steps: int) -> int:
+    """HBM bytes the FP8 products of one orthogonalization move besides the products
+    themselves: their operands' scaling and casts, and the adds after them."""
+    return sum(
+        fp8_operand_bytes(r, k, c, gram=kind == "gram")
+        + (FP8_EPILOGUE_BYTES * r * c if kind == "add" else 0)
+        for r, k, c, kind in fp8_products(m, n, steps, method, fp8_steps)
+    )
 
 
 def choose_method(m: int, n: int, steps: int, block: int | None = None) -> str:

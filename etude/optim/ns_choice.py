@@ -16,10 +16,16 @@ the same matrix (`vs_quintic5`). `ns_schedule_for` takes, among
 - `"minimax_4"` in that formulation and, under "auto", in the standard one,
 
 the one with the fewest FLOPs (`ns_flops`, as run) whose measured ratio is at most the bar
-(`ACCURACY_BAR`, 1.10). The 4-step candidates must meet the bar in the very formulation
-they would run: on K2's 2048 x 7168 experts `"minimax_4"` is 1.087 in the standard
-formulation but 1.104 in the Gram one, so there the candidates are standard-4 (550 GFLOP)
-against the Gram fallback's 5 steps (481 GFLOP), and the fallback wins on FLOPs.
+(`ACCURACY_BAR`, 1.10). A table that opts into FP8 (`fp8=True`; Muon's `ns_fp8`) adds, per
+formulation ("standard" and "gram"; under "auto" both), 5 quintic steps with the products
+of the first k steps in FP8 (`newton_schulz(fp8_steps=k)`), measured as the worst of three
+matrices (`quintic_fp8_<k>` rows); the cost compared is then the FLOPs with those of FP8
+products counted at 1 / `FP8_SPEEDUP` (`choice_cost`).
+
+The 4-step candidates must meet the bar in the very formulation they would run: on K2's
+2048 x 7168 experts `"minimax_4"` is 1.087 in the standard formulation but 1.104 in the
+Gram one, so there the candidates are standard-4 (550 GFLOP) against the Gram fallback's 5
+steps (481 GFLOP), and the fallback wins on FLOPs.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ from etude.optim.newton_schulz import (
     choose_method,
     coefficient_schedule,
     ns_flops,
+    ns_fp8_flops,
 )
 
 # A 4-step schedule is taken for a shape only if its polar error is at most this many
@@ -45,6 +52,15 @@ ACCURACY_BAR = 1.10
 FALLBACK = (QUINTIC, 5)
 FEWER_STEPS = ("minimax_4", len(MINIMAX_4))
 SCHEDULES = {"quintic": FALLBACK, "minimax_4": FEWER_STEPS}
+# Dense FP8 tensor-core peak over the bf16 one on H100 and H200 (NVIDIA datasheets: 1979 vs
+# 989 TFLOP/s): how much cheaper an FP8 product is taken to be when choosing.
+FP8_SPEEDUP = 2.0
+FP8_METHODS = ("standard", "gram")
+
+
+def fp8_schedule_name(fp8_steps: int) -> str:
+    """The table's name of 5 quintic steps whose first `fp8_steps` run FP8 products."""
+    return f"quintic_fp8_{fp8_steps}"
 
 
 @dataclass(frozen=True)
@@ -54,10 +70,18 @@ class NSChoice:
 
     method: str
     schedule: tuple[Coefficients, ...]
+    fp8_steps: int = 0  # the first steps whose products are FP8 (`newton_schulz`)
 
     @property
     def steps(self) -> int:
         return len(self.schedule)
+
+
+def choice_cost(shape: tuple[int, int], choice: NSChoice, block: int | None = None) -> float:
+    """FLOPs of one `shape` unit under `choice`, its FP8 products at 1 / FP8_SPEEDUP."""
+    flops = ns_flops(*shape, choice.steps, choice.method, block=block)
+    fp8 = ns_fp8_flops(*shape, choice.steps, choice.method, choice.fp8_steps)
+    return flops - fp8 * (1 - 1 / FP8_SPEEDUP)
 
 
 def choice_of(method: str, coefficients: Coefficients | str, steps: int) -> NSChoice:
@@ -76,12 +100,14 @@ def schedule_label(schedule: tuple[Coefficients, ...]) -> str:
 class AccuracyTable:
     """`ratios[(short, long)][(schedule, method)]`: measured polar error over that of 5
     standard bf16 quintic steps on the same matrix; "gram_triangular" rows were measured
-    with symmetric products in blocks of `block` rows."""
+    with symmetric products in blocks of `block` rows. `fp8`: whether its FP8 rows
+    (`fp8_schedule_name`) are candidates (opt-in)."""
 
     ratios: dict[tuple[int, int], dict[tuple[str, str], float]]
     block: int | None
     source: str
     bar: float = ACCURACY_BAR
+    fp8: bool = False
 
     def ratio(self, shape: tuple[int, int], schedule: str, method: str, block: int | None):
         """The measured ratio, or None (not measured, or "gram_triangular" planned with
@@ -93,6 +119,7 @@ class AccuracyTable:
 
 def _method_of_variant(variant: str) -> str | None:
     """The `newton_schulz` method an ns_accuracy.json variant ran (None: not one Muon runs)."""
+    variant = variant.split("_fp8_")[0]
     if variant == "standard_bf16":
         return "standard"
     if variant.startswith("gram_bf16_restarts_") and variant.endswith("_etude"):
@@ -102,8 +129,11 @@ def _method_of_variant(variant: str) -> str | None:
     return None
 
 
-def load_accuracy_table(path: str | Path, bar: float = ACCURACY_BAR) -> AccuracyTable:
-    """Read `benchmarks/ns_accuracy.py`'s JSON; ValueError naming the file if it is not one."""
+def load_accuracy_table(
+    path: str | Path, bar: float = ACCURACY_BAR, fp8: bool = False
+) -> AccuracyTable:
+    """Read `benchmarks/ns_accuracy.py`'s JSON; ValueError naming the file if it is not one.
+    `fp8`: its FP8 rows are candidates (`AccuracyTable.fp8`)."""
     try:
         data = json.loads(Path(path).read_text())
         ratios: dict[tuple[int, int], dict[tuple[str, str], float]] = {}
@@ -113,7 +143,13 @@ def load_accuracy_table(path: str | Path, bar: float = ACCURACY_BAR) -> Accuracy
             for name in SCHEDULES:
                 for variant, row in unit["schedules"].get(name, {}).items():
                     method = _method_of_variant(variant)
-                    if method is not None:
+                    if method is None:
+                        continue
+                    if "fp8_steps" in row:
+                        rows[(fp8_schedule_name(int(row["fp8_steps"])), method)] = float(
+                            row["vs_quintic5"]
+                        )
+                    else:
                         rows[(name, method)] = float(row["vs_quintic5"])
         block = data.get("symmetric_block")
         block = None if block is None else int(block)
@@ -123,7 +159,12 @@ def load_accuracy_table(path: str | Path, bar: float = ACCURACY_BAR) -> Accuracy
         ) from e
     if not ratios:
         raise ValueError(f"NS accuracy table {path}: it measures no unit shape")
-    return AccuracyTable(ratios, block, str(path), bar)
+    if fp8 and not any("fp8" in name for rows in ratios.values() for name, _ in rows):
+        raise ValueError(
+            f"NS accuracy table {path}: it has no FP8 rows to opt into; measure them with "
+            "benchmarks/ns_accuracy.py --fp8"
+        )
+    return AccuracyTable(ratios, block, str(path), bar, fp8)
 
 
 def ns_schedule_for(
@@ -163,7 +204,13 @@ def ns_schedule_for(
         ratio = table.ratio(shape, FEWER_STEPS[0], m, ns_block)
         if ratio is not None and ratio <= table.bar:
             candidates.append(choice_of(m, *FEWER_STEPS))
-    return min(candidates, key=lambda c: ns_flops(short, long, c.steps, c.method, block=ns_block))
+    if table.fp8:
+        for m in FP8_METHODS if method == "auto" else [m for m in [method] if m in FP8_METHODS]:
+            for k in range(1, FALLBACK[1] + 1):
+                ratio = table.ratio(shape, fp8_schedule_name(k), m, ns_block)
+                if ratio is not None and ratio <= table.bar:
+                    candidates.append(NSChoice(m, fallback.schedule, k))
+    return min(candidates, key=lambda c: choice_cost((short, long), c, ns_block))
 
 
 def ns_choice(

@@ -87,6 +87,8 @@ from etude.optim.newton_schulz import (
     QUINTIC,
     coefficient_schedule,
     newton_schulz,
+    ns_fp8_bytes,
+    ns_fp8_flops,
     ns_mirror_numel,
 )
 from etude.optim.ns_choice import AccuracyTable, load_accuracy_table, schedule_label
@@ -109,18 +111,20 @@ class Hardware:
 
     name: str
     bf16_flops: float  # dense bf16 matmul peak, FLOP/s
+    fp8_flops: float  # dense FP8 matmul peak, FLOP/s
     hbm_bytes_s: float  # HBM bandwidth, B/s
     nvlink_bytes_s: float  # intra-node, per GPU per direction, B/s
     network_bytes_s: float  # inter-node, per GPU per direction, B/s
 
 
-# Sources: NVIDIA H100 SXM and H200 SXM datasheets (989 TFLOP/s dense bf16; HBM3 3.35 TB/s,
-# HBM3e 4.8 TB/s; NVLink 4 at 900 GB/s bidirectional = 450 GB/s per direction); inter-node:
-# one 400 Gb/s NIC per GPU (8 x 400 Gb/s per node) = 50 GB/s per direction. A lent H200 ran
-# a large bf16 matmul at about 790 TFLOP/s (0.80 of peak) in this project's measurements.
+# Sources: NVIDIA H100 SXM and H200 SXM datasheets (989 TFLOP/s dense bf16, 1979 dense FP8;
+# HBM3 3.35 TB/s, HBM3e 4.8 TB/s; NVLink 4 at 900 GB/s bidirectional = 450 GB/s per
+# direction); inter-node: one 400 Gb/s NIC per GPU (8 x 400 Gb/s per node) = 50 GB/s per
+# direction. A lent H200 ran a large bf16 matmul at about 790 TFLOP/s (0.80 of peak) in
+# this project's measurements.
 HARDWARE: dict[str, Hardware] = {
-    "h100": Hardware("H100 SXM", 989e12, 3.35e12, 450e9, 50e9),
-    "h200": Hardware("H200 SXM", 989e12, 4.8e12, 450e9, 50e9),
+    "h100": Hardware("H100 SXM", 989e12, 1979e12, 3.35e12, 450e9, 50e9),
+    "h200": Hardware("H200 SXM", 989e12, 1979e12, 4.8e12, 450e9, 50e9),
 }
 
 
@@ -159,29 +163,36 @@ class Assumptions:
     # slices and views locating a piece, and its `copy_`) for every piece.
     piece_copy_ops: int = PIECE_COPY_OPS
     merge_runs: bool = True
+    # Count the HBM bytes of the FP8 products' operand casts and of the adds after them
+    # (`ns_fp8_bytes`, what Muon runs); False predicts them fused into the products, a bound.
+    fp8_extra_bytes: bool = True
 
 
 @dataclass(frozen=True)
 class Rates:
     """Rates measured on a GPU by `benchmarks/muon_calibrate.py` (`--rates FILE`).
 
-    `ns` maps (short side, long side, method) of a unit shape to the batched bf16 NS
-    FLOP/s measured for it ("gram_triangular" with blocks of `ns_block` rows);
+    `ns` maps (short side, long side, method, FP8 steps) of a unit shape to the batched
+    NS FLOP/s measured for it (its FLOPs as run over its time; "gram_triangular" with
+    blocks of `ns_block` rows);
     `elementwise_bytes_s` is the bandwidth of Muon's fused elementwise passes. Shapes not
     measured fall back to the stated `ns_efficiency`."""
 
     source: str
     device: str
-    ns: dict[tuple[int, int, str], float]
+    ns: dict[tuple[int, int, str, int], float]
     elementwise_bytes_s: float
     ns_block: int | None = None
 
-    def ns_rate(self, shape: tuple[int, int], method: str, block: int | None) -> float | None:
-        """Measured FLOP/s of a `shape` unit (either orientation) by `method`, or None (also
-        for "gram_triangular" planned with another `block` than the one measured)."""
+    def ns_rate(
+        self, shape: tuple[int, int], method: str, block: int | None, fp8_steps: int = 0
+    ) -> float | None:
+        """Measured FLOP/s of a `shape` unit (either orientation) by `method` with
+        `fp8_steps`, or None (also for "gram_triangular" planned with another `block` than
+        the one measured)."""
         if method == "gram_triangular" and block != self.ns_block:
             return None
-        return self.ns.get((min(shape), max(shape), method))
+        return self.ns.get((min(shape), max(shape), method, fp8_steps))
 
 
 def load_rates(path: str) -> Rates:
@@ -189,7 +200,12 @@ def load_rates(path: str) -> Rates:
     try:
         data = json.loads(Path(path).read_text())
         ns = {
-            (int(min(r["shape"])), int(max(r["shape"])), str(r["method"])): float(r["flop_per_s"])
+            (
+                int(min(r["shape"])),
+                int(max(r["shape"])),
+                str(r["method"]),
+                int(r.get("fp8_steps", 0)),
+            ): float(r["flop_per_s"])
             for r in data["ns"]
         }
         bandwidth = float(data["elementwise"]["bytes_per_s"])
@@ -281,20 +297,24 @@ class GroupResult:
         cost = np.array([unit_seconds(u) for u in self.units])
         return np.bincount(slot, weights=cost, minlength=len(self.flops))
 
-    def ns_calls(self, job_numel: int) -> dict[tuple, np.ndarray]:
-        """Batched NS calls per member slot (`[len(flops)]`) for each `Unit.key` (unit
-        shape, method, schedule):
-        one per job and shape a member owns units of, with jobs cut as `build_plan` cuts
-        them."""
+    def ns_calls(self, job_numel: int) -> dict[tuple, tuple[np.ndarray, np.ndarray]]:
+        """Batched NS calls and the units they take, per member slot (`[len(flops)]` each),
+        for each `Unit.key` (unit shape, method, schedule, FP8 steps): one call per job and
+        key a member owns units of, with jobs cut as `build_plan` cuts them."""
         n = len(self.family.ranks)
-        calls: dict[tuple[tuple[int, int], str], np.ndarray] = {}
+        calls: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
         for replica in range(self.replicas):
             share = np.flatnonzero(self.replica_of == replica)
             for chunk in job_chunks([self.units[k] for k in share], n, job_numel):
-                owned = {(int(self.owners[share[c]]), self.units[share[c]].key) for c in chunk}
-                for owner, key in owned:
-                    per_slot = calls.setdefault(key, np.zeros(len(self.flops), dtype=np.int64))
-                    per_slot[replica * n + owner] += 1
+                owned: dict[tuple, int] = {}
+                for c in chunk:
+                    slot = (int(self.owners[share[c]]), self.units[share[c]].key)
+                    owned[slot] = owned.get(slot, 0) + 1
+                for (owner, key), units in owned.items():
+                    if key not in calls:
+                        calls[key] = tuple(np.zeros(len(self.flops), dtype=np.int64) for _ in "cu")
+                    calls[key][0][replica * n + owner] += 1
+                    calls[key][1][replica * n + owner] += units
         return calls
 
     def job_of(self, job_numel: int) -> np.ndarray:
@@ -678,19 +698,30 @@ class _OpCounter(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         self.ops += 1
-        return func(*args, **(kwargs or {}))
+        kwargs = kwargs or {}
+        if func is torch.ops.aten._scaled_mm.out:
+            return kwargs["out"]  # it has no meta kernel; on meta it would write nothing
+        return func(*args, **kwargs)
 
 
 @functools.cache
-def ns_host_ops(shape: tuple[int, int], steps: int, method: str, block: int | None) -> int:
-    """Torch operations (views included) one batched `newton_schulz` call of `shape` units
-    issues on the host as sharded Muon calls it (bf16 stack, result into `ns_result`),
-    counted by running it on meta tensors (no data, no compute)."""
-    g = torch.empty(1, *shape, dtype=torch.bfloat16, device="meta")
-    out = ns_result(1, *shape, torch.bfloat16, g.device)
+def ns_host_ops(
+    shape: tuple[int, int],
+    steps: int,
+    method: str,
+    block: int | None,
+    fp8_steps: int = 0,
+    batch: int = 1,
+) -> int:
+    """Torch operations (views included) one batched `newton_schulz` call of `batch` units
+    of `shape` issues on the host as sharded Muon calls it (bf16 stack, result into
+    `ns_result`), counted by running it on meta tensors (no data, no compute). Only FP8
+    products issue ops per unit (`torch._scaled_mm` takes one matrix)."""
+    g = torch.empty(batch, *shape, dtype=torch.bfloat16, device="meta")
+    out = ns_result(batch, *shape, torch.bfloat16, g.device)
     schedule = coefficient_schedule(QUINTIC, steps)
     with _OpCounter() as counter:
-        newton_schulz(g, schedule, method=method, block=block, out=out)
+        newton_schulz(g, schedule, method=method, block=block, out=out, fp8_steps=fp8_steps)
     return counter.ops
 
 
@@ -701,10 +732,14 @@ def ns_calls_per_rank(planned: Planned, job_numel: int) -> tuple[np.ndarray, np.
     calls_total = np.zeros(planned.layout.gpus, dtype=np.int64)
     ops_total = np.zeros(planned.layout.gpus, dtype=np.int64)
     for g in planned.groups:
-        for (shape, method, schedule), calls in g.ns_calls(job_numel).items():
-            mine = calls[ranks % len(calls)]
+        for (shape, method, schedule, fp8), (calls, units) in g.ns_calls(job_numel).items():
+            mine, my_units = calls[ranks % len(calls)], units[ranks % len(units)]
             calls_total += mine
-            ops_total += mine * ns_host_ops(shape, len(schedule), method, planned.ns_block)
+            # a call's ops are affine in its batch: those of one unit, plus each further
+            # unit's (FP8 products only)
+            one = ns_host_ops(shape, len(schedule), method, planned.ns_block, fp8)
+            two = ns_host_ops(shape, len(schedule), method, planned.ns_block, fp8, batch=2)
+            ops_total += mine * one + (my_units - mine) * (two - one)
     return calls_total, ops_total
 
 
@@ -761,14 +796,15 @@ def predict(
     collectives = 2 * comm_jobs + sum(g.replicas > 1 for g in groups)  # + all-gathers
     bw = a.bandwidth_efficiency
     stated = 1 / (a.ns_efficiency * hw.bf16_flops)
-    unmeasured: set[tuple[int, int, str]] = set()
+    stated_fp8 = 1 / (a.ns_efficiency * hw.fp8_flops)
+    unmeasured: set[tuple[int, int, str, int]] = set()
 
     mirror_bytes: dict[tuple[tuple[int, int], str, int], int] = {}
 
     def mirror_seconds(u: Unit) -> float:
         """The symmetric products' copies below the diagonal (read and write), at HBM
         bandwidth; a measured rate has them in its time already."""
-        if rates and rates.ns_rate(u.shape, u.method, planned.ns_block) is not None:
+        if rates and rates.ns_rate(u.shape, u.method, planned.ns_block, u.fp8_steps) is not None:
             return 0.0
         key = (u.shape, u.method, len(u.schedule))
         if key not in mirror_bytes:
@@ -776,21 +812,48 @@ def predict(
             mirror_bytes[key] = 2 * a.ns_bytes * numel
         return mirror_bytes[key] / (bw * hw.hbm_bytes_s)
 
+    fp8_parts: dict[tuple, tuple[int, int]] = {}
+
+    def fp8_part(u: Unit) -> tuple[int, int]:
+        """(FLOPs, extra HBM bytes) of a unit's FP8 products."""
+        key = (u.shape, u.method, len(u.schedule), u.fp8_steps)
+        if key not in fp8_parts:
+            extra = ns_fp8_bytes(*u.shape, key[2], u.method, u.fp8_steps)
+            fp8_parts[key] = (
+                ns_fp8_flops(*u.shape, key[2], u.method, u.fp8_steps),
+                extra if a.fp8_extra_bytes else 0,
+            )
+        return fp8_parts[key]
+
     def unit_seconds(u: Unit) -> float:
-        rate = rates.ns_rate(u.shape, u.method, planned.ns_block) if rates else None
+        rate = rates.ns_rate(u.shape, u.method, planned.ns_block, u.fp8_steps) if rates else None
         if rate is None:
-            unmeasured.add((min(u.shape), max(u.shape), u.method))
-            return u.flops * stated + mirror_seconds(u)
+            unmeasured.add((min(u.shape), max(u.shape), u.method, u.fp8_steps))
+            fp8_flops, fp8_bytes = fp8_part(u)
+            return (
+                (u.flops - fp8_flops) * stated
+                + fp8_flops * stated_fp8
+                + fp8_bytes / (bw * hw.hbm_bytes_s)
+                + mirror_seconds(u)
+            )
         return u.flops / rate
+
+    def fp8_bytes_seconds(u: Unit) -> float:
+        if rates and rates.ns_rate(u.shape, u.method, planned.ns_block, u.fp8_steps):
+            return 0.0
+        return fp8_part(u)[1] / (bw * hw.hbm_bytes_s)
 
     ranks = np.arange(layout.gpus)
     t_ns = np.zeros(layout.gpus)
     t_mirror = np.zeros(layout.gpus)
+    t_fp8_bytes = np.zeros(layout.gpus)
     for g in groups:
         seconds = g.ns_seconds(unit_seconds)
         t_ns += seconds[ranks % len(seconds)]
         seconds = g.ns_seconds(mirror_seconds)
         t_mirror += seconds[ranks % len(seconds)]
+        seconds = g.ns_seconds(fp8_bytes_seconds)
+        t_fp8_bytes += seconds[ranks % len(seconds)]
     t_comm = np.maximum(nvlink / (bw * hw.nvlink_bytes_s), network / (bw * hw.network_bytes_s))
     t_exposed = np.maximum(0.0, t_comm - t_ns) + t_comm / max(1, comm_jobs)
     elem_rate = rates.elementwise_bytes_s if rates else bw * hw.hbm_bytes_s
@@ -864,6 +927,7 @@ def predict(
             **terms,
             "dominant": dominant,
             "ns_mirror_s": float(t_mirror[worst]),
+            "ns_fp8_bytes_s": float(t_fp8_bytes[worst]),
             "device_s": float(t_device[worst]),
             "slowest_rank": worst,
             "comm_s": float(t_comm[worst]),
@@ -910,6 +974,7 @@ def _group_summary(g: GroupResult, ns_bytes: int, jobs: int, comm_jobs: int) -> 
                 "method": u.method,
                 "schedule": schedule_label(u.schedule),
                 "ns_steps": len(u.schedule),
+                "fp8_steps": u.fp8_steps,
                 "flops_per_unit": u.flops,
                 "units": 0,
             },
@@ -976,6 +1041,8 @@ def plan_and_choose_spread(
 
 def main(args: argparse.Namespace) -> int:
     """`etude plan muon`: print the assignment summary and the predicted step time."""
+    if args.ns_fp8 and not args.ns_accuracy:
+        raise ValueError("--ns-fp8 chooses FP8 steps from a measured table: pass --ns-accuracy")
     rates = load_rates(args.rates) if args.rates else None
     assumptions = Assumptions(ns_efficiency=args.ns_efficiency, job_numel=args.job_numel)
     options = {
@@ -983,7 +1050,9 @@ def main(args: argparse.Namespace) -> int:
         "ep": args.ep,
         "ns_steps": args.ns_steps,
         "ns_block": args.ns_block,
-        "ns_accuracy": load_accuracy_table(args.ns_accuracy) if args.ns_accuracy else None,
+        "ns_accuracy": (
+            load_accuracy_table(args.ns_accuracy, fp8=args.ns_fp8) if args.ns_accuracy else None
+        ),
     }
     if args.spread == "auto":
         report = plan_and_choose_spread(
@@ -1044,7 +1113,8 @@ def print_report(report: dict, console: Console) -> None:
                 g["family"],
                 "x".join(map(str, row["shape"])),
                 row["method"],
-                f"{row['schedule']} x {row['ns_steps']}",
+                f"{row['schedule']} x {row['ns_steps']}"
+                + (f", {row['fp8_steps']} FP8" if row["fp8_steps"] else ""),
                 str(row["units"]),
                 str(row["stay_local"]),
                 _si(row["flops_per_unit"], "FLOP"),
@@ -1087,7 +1157,12 @@ def print_report(report: dict, console: Console) -> None:
                 if src["ns"] == "stated"
                 else f"{src['ns']} per unit shape"
             )
-            + f"; symmetric products' mirror copies {_si(t['ns_mirror_s'], 's')}",
+            + f"; symmetric products' mirror copies {_si(t['ns_mirror_s'], 's')}"
+            + (
+                f"; FP8 casts and adds {_si(t['ns_fp8_bytes_s'], 's')}"
+                if t["ns_fp8_bytes_s"]
+                else ""
+            ),
         ),
         (
             "exposed communication",

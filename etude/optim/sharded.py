@@ -126,12 +126,13 @@ class Piece:
 
 @dataclass(frozen=True)
 class Batch:
-    """Slots of the units I own in a job that share one matrix shape, NS method and
-    schedule."""
+    """Slots of the units I own in a job that share one matrix shape, NS method, schedule
+    and FP8 steps."""
 
     matrix_shape: tuple[int, int]
     method: str
     schedule: tuple[Coefficients, ...]
+    fp8_steps: int
     flops_per_unit: int
     slots: list[int]
 
@@ -381,7 +382,8 @@ class Unit:
     shape: tuple[int, int]  # the matrix it is orthogonalized as
     method: str
     schedule: tuple[Coefficients, ...]  # NS coefficients, one triple per step
-    flops: int
+    fp8_steps: int  # the first steps whose products are FP8
+    flops: int  # NS FLOPs as run (FP8 products included)
     held: np.ndarray  # [G] elements of this unit on each group member
 
     @property
@@ -389,10 +391,10 @@ class Unit:
         return self.shape[0] * self.shape[1]
 
     @property
-    def key(self) -> tuple[tuple[int, int], str, tuple[Coefficients, ...]]:
-        """(matrix shape, NS method, schedule): the units one batched NS call can take
-        together."""
-        return self.shape, self.method, self.schedule
+    def key(self) -> tuple[tuple[int, int], str, tuple[Coefficients, ...], int]:
+        """(matrix shape, NS method, schedule, FP8 steps): the units one batched NS call can
+        take together."""
+        return self.shape, self.method, self.schedule, self.fp8_steps
 
 
 def group_units(
@@ -420,7 +422,7 @@ def group_units(
         boxes = unit_boxes(spec.shape, spec.granularity)
         held = overlap_numel(boxes, boxes_of[i])
         units += [
-            Unit(i, boxes[u], shape, ns.method, ns.schedule, cost, held[u])
+            Unit(i, boxes[u], shape, ns.method, ns.schedule, ns.fp8_steps, cost, held[u])
             for u in range(len(boxes))
         ]
     return units
@@ -511,7 +513,7 @@ def _make_job(
     batches: dict[tuple, Batch] = {}
     for slot, k in enumerate(mine):
         unit = units[k]
-        batch = Batch(unit.shape, unit.method, unit.schedule, unit.flops, [])
+        batch = Batch(unit.shape, unit.method, unit.schedule, unit.fp8_steps, unit.flops, [])
         batches.setdefault(unit.key, batch).slots.append(slot)
     return Job(
         group=group,
@@ -805,6 +807,7 @@ def orthogonalize(
                 method=batch.method,
                 block=plan.ns_block,
                 out=result,
+                fp8_steps=batch.fp8_steps,
             )
             stats.ns_flops += batch.flops_per_unit * len(batch.slots)
             stats.ns_units += len(batch.slots)
