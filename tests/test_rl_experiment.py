@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import random
-from dataclasses import replace
+from dataclasses import asdict, replace
 
 import pytest
 import torch
@@ -21,6 +21,7 @@ from etude.recipes.toolgrid.experiment import (
     paired_bootstrap,
     run_dir_name,
     run_experiment,
+    same_experiment,
     select_arms,
     summarize,
     warm_start_key,
@@ -87,7 +88,12 @@ def test_arms_share_everything_but_the_feedback():
         "advantage_weight frozen",
         "gated λ=0.5",
         "gated λ=0.5 frozen",
+        "advantage_weight next_turn frozen",
     ]
+    assert {c.loss.scope for name, c in configs.items() if "next_turn" not in name} == {"turn"}
+    assert configs["advantage_weight next_turn frozen"].loss == replace(
+        configs["advantage_weight frozen"].loss, scope="next_turn"
+    )
     targeted = ("tool_not_found", "invalid_arguments")
     assert configs["rl"].loss.weights == {} and configs["rl"].loss.modes == {}
     assert not any(configs["rl"].loss.uses(c) for c in targeted)
@@ -249,6 +255,24 @@ def test_experiment_runs_every_arm_and_resumes_from_its_logs(tmp_path):
 
     with pytest.raises(ValueError, match="different experiment"):
         run_experiment(base, [0], 2.0, out, runs, require_hint_reading=False, **SMALL_CHECK)
+
+
+def test_an_experiment_record_from_before_a_new_field_or_arm_still_matches():
+    identity = {
+        "config": json.loads(json.dumps(asdict(RunConfig()))),
+        "lambda": 0.5,
+        "arms": ["rl", "kl λ=0.5"],
+        "gap_check": [8, 4],
+    }
+    older = json.loads(json.dumps(identity))
+    del older["config"]["loss"]["scope"]  # a field etude added later, at its default
+    older["arms"] = ["rl"]  # arms added later run beside the old ones
+    assert same_experiment(older, identity)
+    changed = json.loads(json.dumps(identity))
+    changed["config"]["loss"]["scope"] = "next_turn"  # a new field away from its default
+    assert not same_experiment(older, changed)
+    assert not same_experiment({**older, "lambda": 2.0}, identity)
+    assert not same_experiment({**older, "gap_check": [8, 4, 100]}, identity)
 
 
 def test_select_arms_keeps_rl_and_refuses_unknown_names():

@@ -74,6 +74,33 @@ def test_batched_teacher_pass_equals_full_forward_per_hint(scope, kind):
             torch.testing.assert_close(g[:, columns], want[:, columns], atol=1e-4, rtol=0)
 
 
+def test_next_turn_scope_puts_the_hint_after_the_failed_call_and_covers_the_next_turn():
+    traj = _load("planted_many")
+    tt = tokenize(traj.messages, TOK)
+    assistant = [i for i, m in enumerate(traj.messages) if m["role"] == "assistant"]
+    hints = detect_all(traj, [d() for d in DETECTORS.values()])
+    hint = next(h for h in hints if h.turn != assistant[-1])
+    after = next(i for i in assistant if i > hint.turn)
+    q = build_query(traj.messages, tt, TOK, hint, scope="next_turn")
+    start, end = tt.spans[after]
+    assert q.insert_at == start  # after the failed call's replies, before the next turn
+    assert torch.equal(q.continuation, tt.tokens[start:end])
+    assert torch.equal(q.distill_mask, tt.trainable[start:end])  # that turn's own tokens
+    assert q.distill_mask.any()
+    # its teacher pass equals a full forward, as the other scopes'
+    model = _policy()
+    cache = KVCache.empty(model.config, 1, len(tt.tokens))
+    with torch.no_grad():
+        model(tt.tokens[None], cache=cache, start_pos=0)
+        (got,) = cached_teacher_logits_moe(model, cache, 0, [q])
+        want = full_teacher_logits(model, tt.tokens, q)
+    columns = allowed_bytes()
+    torch.testing.assert_close(got[:, columns], want[:, columns], atol=1e-4, rtol=0)
+    last = Hint(assistant[-1], "a hint at the last turn", hint.category, "test")
+    with pytest.raises(ValueError, match="no assistant turn after the hinted turn"):
+        build_query(traj.messages, tt, TOK, last, scope="next_turn")
+
+
 def test_teacher_pass_leaves_the_student_forward_intact():
     traj = _load("planted_many")
     tt, queries = _queries(traj)

@@ -22,6 +22,9 @@ from torch import Tensor
 from etude.rl.feedback.hints import Hint, hint_message
 from etude.rl.trajectory import ChatTokenizer, Message, TokenizedTrajectory
 
+# Where a hint goes and which turn its teacher pass covers (`build_query`).
+SCOPES = ("turn", "next_turn", "trajectory")
+
 
 @dataclass
 class TeacherQuery:
@@ -47,15 +50,23 @@ def build_query(
     hint_role: str = "user",
 ) -> TeacherQuery:
     """The teacher query for `hint`. scope "turn": the hint goes right before `hint.turn` and
-    the KL covers that turn's trainable tokens; "trajectory": the hint goes before the first
-    assistant turn and the KL covers every trainable token (the untargeted baseline)."""
+    the KL covers that turn's trainable tokens; "next_turn": the hint goes right before the
+    assistant turn after `hint.turn` (after the failed call's replies, where the student
+    recovers or not) and covers that turn's tokens (ValueError if there is none);
+    "trajectory": the hint goes before the first assistant turn and the KL covers every
+    trainable token (the untargeted baseline)."""
     if scope == "turn":
         at_message, end = hint.turn, tokenized.spans[hint.turn][1]
+    elif scope == "next_turn":
+        later = [i for i, m in enumerate(messages) if i > hint.turn and m["role"] == "assistant"]
+        if not later:
+            raise ValueError(f"no assistant turn after the hinted turn {hint.turn}")
+        at_message, end = later[0], tokenized.spans[later[0]][1]
     elif scope == "trajectory":
         at_message = next(i for i, m in enumerate(messages) if m["role"] == "assistant")
         end = len(tokenized.tokens)
     else:
-        raise ValueError(f"scope must be 'turn' or 'trajectory', got {scope!r}")
+        raise ValueError(f"scope must be one of {SCOPES}, got {scope!r}")
     before = tok.render(messages[:at_message])
     with_hint = tok.render([*messages[:at_message], hint_message(hint, hint_role)])
     if not with_hint.startswith(before):
@@ -63,8 +74,8 @@ def build_query(
     hint_ids, _ = tok.encode_with_offsets(with_hint[len(before) :])
     start = tokenized.spans[at_message][0]
     mask = tokenized.trainable[start:end].clone()
-    if scope == "turn":
-        mask &= tokenized.turn[start:end] == hint.turn
+    if scope != "trajectory":
+        mask &= tokenized.turn[start:end] == at_message
     return TeacherQuery(
         hint=hint,
         insert_at=start,

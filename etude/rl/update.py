@@ -77,7 +77,9 @@ class StepSettings:
     category with a λ and no mode is weighted by advantage and its λ only switches it on;
     `weight_bound`: c of the advantage weights' clamp [1/c, c];
     `gate_temperature`: τ of the "gated" mode's σ(gap/τ);
-    `scope`: "turn" (targeted) or "trajectory" (the hint before the first turn, KL on every
+    `scope`: "turn" (targeted: the hint before the turn that went wrong, on that turn),
+    "next_turn" (the hint after the failed call's replies, on the turn after it, where the
+    student recovers or not) or "trajectory" (the hint before the first turn, KL on every
     trainable token); `gate`: drop a hint unless the teacher finds the sampled turn less
     likely than the student does by more than `gate_margin` nats/token; `truncate`: distill a
     hinted turn only up to its first token that is not the teacher's arg-max

@@ -88,7 +88,16 @@ def arms(base: RunConfig, lam: float, frozen: TeacherSettings = FROZEN) -> dict[
         "advantage_weight frozen": arm("advantage_weight", frozen),
         f"gated λ={lam}": arm("gated"),
         f"gated λ={lam} frozen": arm("gated", frozen),
+        # the turn after the failed call, where the gap check finds the hinted teacher
+        # ahead of the student (docs/textual-feedback.md)
+        "advantage_weight next_turn frozen": next_turn(arm("advantage_weight", frozen)),
     }
+
+
+def next_turn(cfg: RunConfig) -> RunConfig:
+    """`cfg` with its hints' teacher pass on the turn after the hinted one (scope
+    "next_turn")."""
+    return replace(cfg, loss=replace(cfg.loss, scope="next_turn"))
 
 
 def select_arms(all_arms: dict[str, RunConfig], names: list[str] | None) -> dict[str, RunConfig]:
@@ -100,6 +109,30 @@ def select_arms(all_arms: dict[str, RunConfig], names: list[str] | None) -> dict
     if unknown:
         raise ValueError(f"unknown arm(s) {unknown}; the arms are: {', '.join(all_arms)}")
     return {n: c for n, c in all_arms.items() if n == "rl" or n in names}
+
+
+def same_experiment(saved: dict, identity: dict) -> bool:
+    """Whether a runs directory's `experiment.json` (`saved`) records the experiment
+    `identity` describes. The list of arms is not compared (each arm's runs have their own
+    directory and derive from the config and λ, so arms added later run beside the old
+    ones), and a config field that `saved` lacks (added to etude after it was written)
+    counts as equal when `identity` holds its default."""
+    defaults = json.loads(json.dumps(asdict(RunConfig())))
+
+    def filled(old, new, default):
+        if not (isinstance(old, dict) and isinstance(new, dict) and isinstance(default, dict)):
+            return old
+        out = {k: filled(v, new.get(k), default.get(k)) for k, v in old.items()}
+        for k, v in new.items():
+            if k not in old and k in default and v == default[k]:
+                out[k] = v
+        return out
+
+    def comparable(record: dict) -> dict:
+        return {k: v for k, v in record.items() if k != "arms"}
+
+    saved = {**saved, "config": filled(saved.get("config"), identity["config"], defaults)}
+    return comparable(saved) == comparable(identity)
 
 
 def warm_start_key(cfg: RunConfig) -> str:
@@ -278,7 +311,9 @@ def run_experiment(
         )
     )
     identity_path = runs / "experiment.json"
-    if identity_path.exists() and json.loads(identity_path.read_text()) != identity:
+    if identity_path.exists() and not same_experiment(
+        json.loads(identity_path.read_text()), identity
+    ):
         raise ValueError(
             f"{runs} holds runs of a different experiment (config, λ, arms or gap check differ "
             f"from {identity_path}); give another out_dir or remove {runs}"

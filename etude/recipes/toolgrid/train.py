@@ -38,6 +38,7 @@ from etude.recipes.toolgrid.pretrained import pretrained_chat, pretrained_policy
 from etude.recipes.toolgrid.warmstart import warm_start
 from etude.rl.feedback import DETECTORS, Hint, detect_all
 from etude.rl.policy import NativePolicy
+from etude.rl.teacher import SCOPES
 from etude.rl.teacher_weights import TeacherSettings, TeacherWeights
 from etude.rl.trajectory import ByteChat, ChatTokenizer, Trajectory, sample_of
 from etude.rl.update import StepSettings, has_signal, rl_update, scheduled
@@ -204,8 +205,8 @@ def parse_config(data: dict) -> RunConfig:
         raise ValueError(f"[rl] train_layers must be >= 0, got {cfg.rl.train_layers}")
     if cfg.rl.rollout_batch < 1:
         raise ValueError(f"[rl] rollout_batch must be at least 1, got {cfg.rl.rollout_batch}")
-    if cfg.loss.scope not in ("turn", "trajectory"):
-        raise ValueError(f"[loss] scope must be 'turn' or 'trajectory', got {cfg.loss.scope!r}")
+    if cfg.loss.scope not in SCOPES:
+        raise ValueError(f"[loss] scope must be one of {SCOPES}, got {cfg.loss.scope!r}")
     return cfg
 
 
