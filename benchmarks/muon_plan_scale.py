@@ -142,6 +142,10 @@ def element_bytes_of(data_path: str, fused: bool) -> ElementBytes | None:
     return None
 
 
+# the recommendation ("runs"): what Muon runs with --ns-block 256 --job-numel 134217728
+RECOMMENDED = Setting(
+    block=SYMMETRIC_BLOCK, job_numel=BIG_JOBS, data_path="runs", host_copies="runs"
+)
 SETTINGS = {
     "baseline": Setting("standard", spread=False, fused=False),
     "gram": Setting(spread=False, fused=False),
@@ -175,31 +179,10 @@ SETTINGS = {
         data_path="runs",
         host_copies="runs",
     ),
-    "per_shape": Setting(
-        block=SYMMETRIC_BLOCK,
-        job_numel=BIG_JOBS,
-        data_path="runs",
-        host_copies="runs",
-        per_shape=True,
-    ),
+    "per_shape": replace(RECOMMENDED, per_shape=True),
     "default_per_shape": Setting(data_path="runs", host_copies="runs", per_shape=True),
-    "fp8": Setting(
-        block=SYMMETRIC_BLOCK,
-        job_numel=BIG_JOBS,
-        data_path="runs",
-        host_copies="runs",
-        per_shape=True,
-        fp8=True,
-    ),
-    "fp8_fused_casts": Setting(
-        block=SYMMETRIC_BLOCK,
-        job_numel=BIG_JOBS,
-        data_path="runs",
-        host_copies="runs",
-        per_shape=True,
-        fp8=True,
-        fp8_extra_bytes=False,
-    ),
+    "fp8": replace(RECOMMENDED, per_shape=True, fp8=True),
+    "fp8_fused_casts": replace(RECOMMENDED, per_shape=True, fp8=True, fp8_extra_bytes=False),
 }
 
 
