@@ -18,8 +18,9 @@ minutes on an H200; never needed for CI):
 4. batched NS with FP8 steps (`fp8_steps`, rows with that key) for each K2 unit shape that
    `--ns-fp8` gives FP8 steps from benchmarks/results/ns_accuracy.json, at the FLOPs it
    runs (FP8 and bf16 products together): the planner's `--ns-fp8` then takes these in
-   place of the stated rates and the casts' bytes. Their numerics on the GPU (cuBLAS's FP8
-   accumulation) are not compared with the CPU's here.
+   place of the stated rates and the casts' bytes; with each, its polar error over the
+   5-step bf16 quintic's on the same matrix, both run on the GPU (`vs_quintic5`: the
+   accuracy table's ratio with cuBLAS's FP8 and bf16 numerics, to set beside the CPU's).
 
 Medians of a few timed repetitions after a warm-up; CUDA is synchronized around each.
 `--tiny` runs the same code on the tiny preset's unit shapes with small tensors on CPU and
@@ -122,8 +123,26 @@ def fp8_choices(model: str) -> list[tuple[tuple[int, int], str, int]]:
     return [(shape, c.method, c.fp8_steps) for shape, c in chosen if c.fp8_steps]
 
 
+def fp8_vs_quintic5(short: int, long: int, method: str, k: int, device: torch.device) -> float:
+    """Polar error of 5 quintic steps with `k` FP8 steps over that of 5 standard bf16 quintic
+    steps, both run on `device`, on ns_accuracy.py's gradient-like matrix (seed 0): the
+    accuracy table's ratio with this device's FP8 and bf16 numerics (cuBLAS on a GPU)."""
+    from ns_accuracy import gradient_like, polar_factor  # a sibling script, as run
+
+    g = gradient_like(short, long, 0).to(device)
+    polar = polar_factor(g).float()
+    schedule = coefficient_schedule(QUINTIC, STEPS)
+
+    def error(**options) -> float:
+        o = newton_schulz(g[None], schedule, **options)[0].float()
+        return float((o - polar).norm() / polar.norm())
+
+    return error(method=method, fp8_steps=k) / error(method="standard")
+
+
 def fp8_ns_rates(model: str, device: torch.device, batch_numel: int, reps: int) -> list[dict]:
-    """Batched NS FLOP/s (all its FLOPs over its time) of the FP8 choices (`fp8_choices`)."""
+    """Batched NS FLOP/s (all its FLOPs over its time) of the FP8 choices (`fp8_choices`),
+    each with its accuracy ratio on this device (`fp8_vs_quintic5`)."""
     schedule = coefficient_schedule(QUINTIC, STEPS)
     rows = []
     for (short, long), method, k in fp8_choices(model):
@@ -143,9 +162,13 @@ def fp8_ns_rates(model: str, device: torch.device, batch_numel: int, reps: int) 
                 "batch": batch,
                 "seconds": seconds,
                 "flop_per_s": flops / seconds,
+                "vs_quintic5": fp8_vs_quintic5(short, long, method, k, device),
             }
         )
-        print(f"  NS {short}x{long} {method} {k} FP8 steps: {flops / seconds / 1e12:.1f} TFLOP/s")
+        print(
+            f"  NS {short}x{long} {method} {k} FP8 steps: {flops / seconds / 1e12:.1f} TFLOP/s, "
+            f"x{rows[-1]['vs_quintic5']:.3f} the bf16 quintic's polar error"
+        )
     return rows
 
 

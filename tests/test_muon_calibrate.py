@@ -33,6 +33,7 @@ def test_tiny_calibration_feeds_the_planner(tmp_path):
     data = json.loads(out.read_text())
     assert {r["method"] for r in data["ns"]} == {"standard", "gram", "gram_triangular"}
     assert {r.get("fp8_steps", 0) for r in data["ns"]} == {0, 2}  # the FP8 path ran
+    assert all(0.5 < r["vs_quintic5"] < 2 for r in data["ns"] if "fp8_steps" in r)
     assert data["ns_block"] == 16
     assert data["muon_step"]["torch_optim_muon_s"] > 0
     assert data["muon_step"]["etude_auto_ns_block_s"] > 0
