@@ -286,7 +286,12 @@ def measure_fp8(name: str, shape: tuple[int, int], seed: int) -> dict:
     matrix."""
     short, long = sorted(shape)
     schedule = coefficient_schedule(QUINTIC, STEPS)
-    per_seed: dict[str, list[dict]] = {}
+    variants = {
+        f"{variant}_fp8_{k}": (method, k)
+        for variant, method in FP8_METHODS.items()
+        for k in range(1, STEPS + 1)
+    }
+    per_seed: dict[str, list[dict]] = {v: [] for v in variants}
     for s in (seed, *(seed + extra for extra in FP8_SEEDS)):
         g = gradient_like(short, long, s)[None]
         polar = polar_factor(g[0]).float()
@@ -295,23 +300,22 @@ def measure_fp8(name: str, shape: tuple[int, int], seed: int) -> dict:
             return float((o[0].float() - polar).norm() / polar.norm())
 
         yardstick = error(newton_schulz(g, schedule, method="standard"))
-        for variant, method in FP8_METHODS.items():
-            for k in range(1, STEPS + 1):
-                t0 = time.perf_counter()
-                o = newton_schulz(g, schedule, method=method, fp8_steps=k)
-                seconds = time.perf_counter() - t0
-                lo, hi = singular_range(o[0].float())
-                err = error(o)
-                per_seed.setdefault(f"{variant}_fp8_{k}", []).append(
-                    {
-                        "seed": s,
-                        "polar_error": err,
-                        "vs_quintic5": err / yardstick,
-                        "singular_min": lo,
-                        "singular_max": hi,
-                        "cpu_s": seconds,
-                    }
-                )
+        for variant, (method, k) in variants.items():
+            t0 = time.perf_counter()
+            o = newton_schulz(g, schedule, method=method, fp8_steps=k)
+            seconds = time.perf_counter() - t0
+            lo, hi = singular_range(o[0].float())
+            err = error(o)
+            per_seed[variant].append(
+                {
+                    "seed": s,
+                    "polar_error": err,
+                    "vs_quintic5": err / yardstick,
+                    "singular_min": lo,
+                    "singular_max": hi,
+                    "cpu_s": seconds,
+                }
+            )
         print(
             f"  {name} fp8 seed {s}: "
             + ", ".join(f"{v} {rows[-1]['vs_quintic5']:.3f}" for v, rows in per_seed.items()),
@@ -319,7 +323,7 @@ def measure_fp8(name: str, shape: tuple[int, int], seed: int) -> dict:
         )
     rows = {}
     for variant, seeds in per_seed.items():
-        method, k = FP8_METHODS[variant.rsplit("_fp8_", 1)[0]], int(variant.rsplit("_", 1)[1])
+        method, k = variants[variant]
         worst = max(seeds, key=lambda r: r["vs_quintic5"])
         rows[variant] = {
             "flops": ns_flops(short, long, STEPS, method),

@@ -40,24 +40,12 @@ def fp8_matmul(u: Tensor, v: Tensor, alpha: float = 1.0) -> Tensor:
         raise ValueError(
             f"fp8_matmul expects [B, m, k] @ [B, k, n], got {tuple(u.shape)} @ {tuple(v.shape)}"
         )
-    (_, m, k), n = u.shape, v.shape[2]
-    if m % FP8_ALIGN or k % FP8_ALIGN or n % FP8_ALIGN:
-        raise ValueError(
-            f"FP8 products need every dimension divisible by {FP8_ALIGN} (torch._scaled_mm on "
-            f"CUDA), got [{m}, {k}] @ [{k}, {n}]"
-        )
+    _check_aligned(u.shape[1], u.shape[2], v.shape[2])
     scale_u = _scale(u, dim=-1)  # [B, m, 1]
     scale_v = _scale(v, dim=-2)  # [B, 1, n]
     u8 = (u / scale_u.to(u.dtype)).to(torch.float8_e4m3fn)
     v8 = (v / scale_v.to(v.dtype)).to(torch.float8_e4m3fn).mT.contiguous().mT  # column-major
-    out = torch.empty(u.shape[0], m, n, dtype=torch.bfloat16, device=u.device)
-    if alpha != 1.0:
-        scale_v = scale_v * alpha
-    # torch._scaled_mm takes one matrix: one call per matrix, its views made in one op each.
-    for args in zip(u8.unbind(), v8.unbind(), scale_u.unbind(), scale_v.unbind(), out.unbind()):
-        a, b, sa, sb, o = args
-        torch._scaled_mm(a, b, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16, out=o)
-    return out
+    return _scaled_products(u8, v8, scale_u, scale_v * alpha if alpha != 1.0 else scale_v)
 
 
 def fp8_gram(x: Tensor) -> Tensor:
@@ -66,17 +54,29 @@ def fp8_gram(x: Tensor) -> Tensor:
     row-major e4m3 copy is the column-major right operand. Returns `[B, s, s]` bf16."""
     if x.ndim != 3:
         raise ValueError(f"fp8_gram expects [B, s, l], got {tuple(x.shape)}")
-    _, short, long = x.shape
-    if short % FP8_ALIGN or long % FP8_ALIGN:
-        raise ValueError(
-            f"FP8 products need every dimension divisible by {FP8_ALIGN} (torch._scaled_mm on "
-            f"CUDA), got [{short}, {long}] @ [{long}, {short}]"
-        )
+    _check_aligned(x.shape[1], x.shape[2], x.shape[1])
     scale = _scale(x, dim=-1)  # [B, s, 1]
     x8 = (x / scale.to(x.dtype)).to(torch.float8_e4m3fn)
-    out = torch.empty(x.shape[0], short, short, dtype=torch.bfloat16, device=x.device)
-    for a, sa, o in zip(x8.unbind(), scale.unbind(), out.unbind()):
-        torch._scaled_mm(a, a.mT, scale_a=sa, scale_b=sa.mT, out_dtype=torch.bfloat16, out=o)
+    return _scaled_products(x8, x8.mT, scale, scale.mT)
+
+
+def _check_aligned(m: int, k: int, n: int) -> None:
+    if m % FP8_ALIGN or k % FP8_ALIGN or n % FP8_ALIGN:
+        raise ValueError(
+            f"FP8 products need every dimension divisible by {FP8_ALIGN} (torch._scaled_mm on "
+            f"CUDA), got [{m}, {k}] @ [{k}, {n}]"
+        )
+
+
+def _scaled_products(a8: Tensor, b8: Tensor, scale_a: Tensor, scale_b: Tensor) -> Tensor:
+    """`[B, m, k] @ [B, k, n]` e4m3 (the right one column-major) with scales `[B, m, 1]` and
+    `[B, 1, n]` -> `[B, m, n]` bf16. torch._scaled_mm takes one matrix: one call per matrix,
+    the views of all made in one op each."""
+    out = torch.empty(a8.shape[0], a8.shape[1], b8.shape[2], dtype=torch.bfloat16, device=a8.device)
+    for a, b, sa, sb, o in zip(
+        a8.unbind(), b8.unbind(), scale_a.unbind(), scale_b.unbind(), out.unbind()
+    ):
+        torch._scaled_mm(a, b, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16, out=o)
     return out
 
 

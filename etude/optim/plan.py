@@ -312,7 +312,8 @@ class GroupResult:
                     owned[slot] = owned.get(slot, 0) + 1
                 for (owner, key), units in owned.items():
                     if key not in calls:
-                        calls[key] = tuple(np.zeros(len(self.flops), dtype=np.int64) for _ in "cu")
+                        zeros = np.zeros(len(self.flops), dtype=np.int64)
+                        calls[key] = (zeros, zeros.copy())
                     calls[key][0][replica * n + owner] += 1
                     calls[key][1][replica * n + owner] += units
         return calls
@@ -815,33 +816,36 @@ def predict(
     fp8_parts: dict[tuple, tuple[int, int]] = {}
 
     def fp8_part(u: Unit) -> tuple[int, int]:
-        """(FLOPs, extra HBM bytes) of a unit's FP8 products."""
+        """(FLOPs, casts' and adds' HBM bytes) of a unit's FP8 products."""
         key = (u.shape, u.method, len(u.schedule), u.fp8_steps)
         if key not in fp8_parts:
-            extra = ns_fp8_bytes(*u.shape, key[2], u.method, u.fp8_steps)
             fp8_parts[key] = (
                 ns_fp8_flops(*u.shape, key[2], u.method, u.fp8_steps),
-                extra if a.fp8_extra_bytes else 0,
+                ns_fp8_bytes(*u.shape, key[2], u.method, u.fp8_steps),
             )
         return fp8_parts[key]
+
+    def fp8_bytes_seconds(u: Unit) -> float:
+        """The FP8 products' casts and adds at HBM bandwidth (unless assumed fused away); a
+        measured rate has them in its time already."""
+        if not a.fp8_extra_bytes or (
+            rates and rates.ns_rate(u.shape, u.method, planned.ns_block, u.fp8_steps) is not None
+        ):
+            return 0.0
+        return fp8_part(u)[1] / (bw * hw.hbm_bytes_s)
 
     def unit_seconds(u: Unit) -> float:
         rate = rates.ns_rate(u.shape, u.method, planned.ns_block, u.fp8_steps) if rates else None
         if rate is None:
             unmeasured.add((min(u.shape), max(u.shape), u.method, u.fp8_steps))
-            fp8_flops, fp8_bytes = fp8_part(u)
+            fp8_flops = fp8_part(u)[0]
             return (
                 (u.flops - fp8_flops) * stated
                 + fp8_flops * stated_fp8
-                + fp8_bytes / (bw * hw.hbm_bytes_s)
+                + fp8_bytes_seconds(u)
                 + mirror_seconds(u)
             )
         return u.flops / rate
-
-    def fp8_bytes_seconds(u: Unit) -> float:
-        if rates and rates.ns_rate(u.shape, u.method, planned.ns_block, u.fp8_steps):
-            return 0.0
-        return fp8_part(u)[1] / (bw * hw.hbm_bytes_s)
 
     ranks = np.arange(layout.gpus)
     t_ns = np.zeros(layout.gpus)
