@@ -5,12 +5,14 @@ The warm start is built once under `--out`:
 `etude.recipes.coding.curriculum.build_curriculum` (the example repository and the sdists
 given, split train/held-out with `--split-seed`, `--heldout-share` and
 `--heldout-repository`; `--max-candidates` per repository among those deleting at most
-`--max-lines` lines), `build_demonstrations` on the train split (`--per-task` each),
+`--max-lines` lines), `build_demonstrations` on the train split (`--per-task` each;
+`--plain`: the solver's one path without variation, in `demonstrations.plain.jsonl`),
 `etude.recipes.sft.train` (SmolLM2, the last `--train-layers` layers, seed `--split-seed`;
-with `--first-turns` on each demonstration cut after its first accepted tool call; with
+with `--first-turns` on each demonstration cut after its first accepted tool call, with
+`--through-write` cut after its first accepted write or edit; with
 `--then-whole-steps N` that is followed by N steps on the whole demonstrations at
 `--then-whole-lr` (on the last `--then-whole-layers`, with `--whole-with-openings` on the
-openings too, so the call format is rehearsed beside the later turns; in `--whole-name`),
+first stage's cuts too, so the call format is rehearsed beside the later turns; in `--whole-name`),
 started from the first SFT's checkpoint; trajectories over `--sft-max-tokens` are left
 out). Then, per seed in `--seeds`, from those same weights: the
 share of held-out first turns that call a known tool with valid JSON arguments holding the
@@ -154,7 +156,11 @@ def build_warm_start(args) -> tuple[dict, Path, list[Path], list[Path]]:
         load_curriculum,
         split_dirs,
     )
-    from etude.recipes.coding.demonstrations import build_demonstrations, first_turns
+    from etude.recipes.coding.demonstrations import (
+        build_demonstrations,
+        first_turns,
+        through_first_write,
+    )
     from etude.recipes.sft import parse_config, train
 
     root, seed = Path(args.out), args.split_seed
@@ -173,11 +179,15 @@ def build_warm_start(args) -> tuple[dict, Path, list[Path], list[Path]]:
     if load_curriculum(curriculum).rule != rule:
         raise SystemExit(f"{curriculum} was split by another rule than {rule}: use another --out")
     train_dirs, heldout_dirs = split_dirs(curriculum, "train"), split_dirs(curriculum, "heldout")
-    demos, made_file = root / "demonstrations.jsonl", root / "demonstrations.made.json"
+    name = "demonstrations.plain" if args.plain else "demonstrations"
+    demos, made_file = root / f"{name}.jsonl", root / f"{name}.made.json"
+    whole_demos = demos
     made = json.loads(made_file.read_text()) if made_file.is_file() else {}
     if made.get("per_task") != args.per_task:  # what the build kept and dropped, its time
         start = time.perf_counter()
-        made = build_demonstrations(train_dirs, demos, per_task=args.per_task, seed=seed)
+        made = build_demonstrations(
+            train_dirs, demos, per_task=args.per_task, seed=seed, plain=args.plain
+        )
         made |= {"per_task": args.per_task, "seconds": round(time.perf_counter() - start, 1)}
         made_file.write_text(json.dumps(made) + "\n")
     data = {  # what the warm start is built from
@@ -193,10 +203,14 @@ def build_warm_start(args) -> tuple[dict, Path, list[Path], list[Path]]:
 
         data["demonstration_lengths"] = demonstration_lengths(demos, load_policy("")[1])
         return data, root, train_dirs, heldout_dirs
+    records = [json.loads(x) for x in demos.read_text().splitlines() if x.strip()]
     if args.first_turns:  # train on how episodes open only (short sequences for a CPU)
-        cut = root / "demonstrations.first_turns.jsonl"
-        records = [json.loads(x) for x in demos.read_text().splitlines() if x.strip()]
+        cut = root / f"{name}.first_turns.jsonl"
         cut.write_text("".join(json.dumps(first_turns(r)) + "\n" for r in records))
+        demos = cut
+    if args.through_write:  # or on the reads that lead to the first change, and the change
+        cut = root / f"{name}.through_first_write.jsonl"
+        cut.write_text("".join(json.dumps(through_first_write(r)) + "\n" for r in records))
         demos = cut
     sft_cfg = parse_config(
         {
@@ -216,9 +230,9 @@ def build_warm_start(args) -> tuple[dict, Path, list[Path], list[Path]]:
     warm, whole = root / "sft", []
     if args.then_whole_steps:  # then the whole demonstrations, from the openings' weights
         warm = root / args.whole_name
-        whole_data = [str(root / "demonstrations.jsonl")]
-        if args.whole_with_openings:  # the openings again beside them: format rehearsal
-            whole_data.append(str(root / "demonstrations.first_turns.jsonl"))
+        whole_data = [str(whole_demos)]
+        if args.whole_with_openings:  # the first stage's cuts again: format rehearsal
+            whole_data.append(str(demos))
         whole_cfg = parse_config(
             {
                 "seed": seed,
@@ -240,7 +254,7 @@ def build_warm_start(args) -> tuple[dict, Path, list[Path], list[Path]]:
         whole = [json.loads(x) for x in (warm / "metrics.jsonl").read_text().splitlines()]
     record = data | {
         "demonstration_lengths": demonstration_lengths(
-            root / "demonstrations.jsonl", AutoTokenizer.from_pretrained(warm / "checkpoint")
+            whole_demos, AutoTokenizer.from_pretrained(warm / "checkpoint")
         ),
         "sft_loss": [m["loss"] for m in metrics],
         "sft_seconds": [m["seconds"] for m in metrics],
@@ -274,14 +288,13 @@ def seed_tool_call_rate(args, seed: int, warm: Path, heldout_dirs: list[Path]) -
     }
 
 
-WRITE_TOOLS = ("write_file", "edit_file")
-
-
 def heldout_episodes(it_dir: Path, graded: str = "heldout/graded.jsonl") -> list[dict]:
     """Per episode of one iteration's `graded` records (by default the held-out ones):
     task, reward, graded fraction, whether the workspace changed (an unchanged one is not
     graded), whether it called a write tool (`WRITE_TOOLS`, accepted or not), the tools it
     called and its first call's arguments."""
+    from etude.recipes.coding.demonstrations import WRITE_TOOLS
+
     episodes = []
     for line in (it_dir / graded).read_text().splitlines():
         r = json.loads(line)
@@ -439,7 +452,11 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=4)
     parser.add_argument("--train-layers", type=int, default=4, help="SFT's")
     parser.add_argument("--lr", type=float, default=0.002, help="Muon's learning rate")
+    parser.add_argument("--plain", action="store_true", help="one-path demonstrations")
     parser.add_argument("--first-turns", action="store_true", help="SFT on episode openings")
+    parser.add_argument(
+        "--through-write", action="store_true", help="SFT on demos cut after their 1st write"
+    )
     parser.add_argument("--then-whole-steps", type=int, default=0, help="then whole ones")
     parser.add_argument("--then-whole-lr", type=float, default=0.005)
     parser.add_argument("--then-whole-layers", type=int, default=0, help="0: --train-layers")
@@ -456,6 +473,8 @@ def main() -> None:
     parser.add_argument("--only-data", action="store_true", help="curriculum, demos; stop")
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"], help="SFT's")
     args = parser.parse_args()
+    if args.first_turns and args.through_write:
+        parser.error("--first-turns and --through-write are two cuts of the same data: pick one")
     result = json.loads(RESULT.read_text()) if RESULT.is_file() else {}
     result |= {
         "benchmark": "coding_agent_learning",

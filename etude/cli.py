@@ -240,6 +240,9 @@ def build_parser() -> argparse.ArgumentParser:
     demos.add_argument("--out", required=True, help="JSONL file (appended; reruns resume)")
     demos.add_argument("--per-task", type=int, default=1)
     demos.add_argument("--seed", type=int, default=0)
+    demos.add_argument(
+        "--plain", action="store_true", help="one path: read, edit, run, answer (no variation)"
+    )
     demos.set_defaults(run=_run_demonstrations)
 
     sft = commands.add_parser("sft", help="supervised warm start on trajectory JSONL")

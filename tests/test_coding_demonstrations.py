@@ -8,6 +8,7 @@ import shutil
 
 import pytest
 
+from etude.envs.coding import TOOL_NOT_FOUND
 from etude.envs.workspace_ops import MAX_READ_LINES
 from etude.recipes.coding.curriculum import (
     MANIFEST,
@@ -23,8 +24,11 @@ from etude.recipes.coding.demonstrations import (
     READ_WINDOW,
     build_demonstrations,
     edit_arguments,
+    ScriptedSolver,
     edit_hunks,
+    first_turns,
     read_arguments,
+    through_first_write,
 )
 from etude.rl.trajectory import DEMONSTRATION, ByteChat, TrajectoryFormatError, read_jsonl
 from etude.rl.update import StepSettings, rl_update
@@ -118,6 +122,60 @@ def test_changes_far_apart_are_short_edits_each_read_and_applied_in_order():
     reads = read_arguments("m.py", current, target)
     assert [r["start_line"] for r in reads] == [1, current.count("\n") + 1 - READ_WINDOW // 2]
     assert edit_hunks("x\n", "x\n") is None  # nothing changed: no edit to make
+
+
+def _turn(name: str, k: int) -> list[dict]:
+    call = {"id": f"c{k}", "type": "function", "function": {"name": name, "arguments": "{}"}}
+    reply = f"{TOOL_NOT_FOUND}: {name}" if name == "cat" else f"output {k}"
+    return [
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": f"c{k}", "content": reply},
+    ]
+
+
+def test_cuts_end_after_the_first_accepted_call_and_the_first_accepted_write():
+    """An opening ends with the first call the environment accepted (a rejected tool name
+    before it stays in); the cut through the first write ends with the first write that
+    was accepted, not with the reads before it nor with what follows."""
+    head = [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]
+    names = ["cat", "read_file", "edit_file", "run_command", "write_file"]
+    messages = head + [m for k, name in enumerate(names) for m in _turn(name, k)]
+    messages.append({"role": "assistant", "content": "done"})
+    record = {"messages": messages, "patch": "diff"}
+    opening = first_turns(record)
+    assert opening["messages"] == messages[:5] and opening["patch"] == ""
+    assert opening["messages"][-1]["tool_calls"][0]["function"]["name"] == "read_file"
+    written = through_first_write(record)
+    assert written["messages"] == messages[:7] and written["cut"] == "through_first_write"
+    assert written["messages"][-1]["tool_calls"][0]["function"]["name"] == "edit_file"
+    reads_only = {"messages": messages[:6], "patch": ""}
+    assert through_first_write(reads_only) is reads_only  # no write: kept whole
+
+
+def test_a_plain_solver_reads_the_named_files_then_writes_runs_and_answers(curriculum):
+    """`plain=True`: the one path, under every seed: reads of the files the task changes,
+    then the writes or edits, one run of the check, the answer; no listing, search, wrong
+    tool name or deliberate failed attempt. The varied solver takes other paths."""
+    import random
+
+    task_dir = split_dirs(curriculum, "train")[0]
+
+    def calls(plain: bool, seed: int) -> list[str]:
+        solver = ScriptedSolver(task_dir, random.Random(seed), plain)
+        names = []
+        while True:
+            message, _ = solver.complete([], [])
+            if not message.get("tool_calls"):
+                return names
+            names.append(message["tool_calls"][0]["function"]["name"])
+
+    for seed in range(8):
+        names = calls(True, seed)
+        reads = names.index(next(n for n in names if n != "read_file"))
+        assert reads >= 1 and set(names[:reads]) == {"read_file"}
+        assert set(names[reads:-1]) <= {"edit_file", "write_file"} and names[-1] == "run_command"
+    varied = {tuple(calls(False, seed)) for seed in range(8)}
+    assert any(n[0] != "read_file" or "run_command" in n[:-1] for n in varied)
 
 
 @pytest.mark.slow

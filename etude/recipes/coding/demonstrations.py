@@ -11,6 +11,9 @@ train in SFT and are refused by the RL update).
 Seeded variation per demonstration: exploration order (list, search or read first), edit
 vs write, a wrong tool name followed by the right one, and a failing run followed by the
 fix (a file left out of the first attempt, or the named test file that the task hides).
+With `plain=True` there is one path only: read the files the task names, edit, run the
+check, answer (edit vs write still by seed): fewer surface patterns for a small model to
+copy from the train tasks where it should follow the prompt.
 Reads keep to the read tool's cap (`MAX_READ_LINES` a reply): a longer file is read around
 the feature's place and edited, never written whole, so no demonstration shows the policy
 a reply or a turn that a long file would not fit in a small model's context.
@@ -221,8 +224,9 @@ class ScriptedSolver:
     """A `Backend` that solves one task: each `complete` returns the next assistant turn,
     the later ones chosen from what the earlier tool calls printed."""
 
-    def __init__(self, task_dir: Path, rng: random.Random) -> None:
+    def __init__(self, task_dir: Path, rng: random.Random, plain: bool = False) -> None:
         self.task = load_task(task_dir)
+        self.plain = plain
         reference = Path(task_dir) / "hidden" / "reference"
         files = {rel: (reference / rel).read_text() for rel in self.task["modified_files"]}
         self.target = paraphrase(self.task, files)
@@ -274,8 +278,8 @@ class ScriptedSolver:
         rng.shuffle(files)
         self.edit = rng.random() < 0.5
         feature = task["deleted"][0]["name"].rsplit(".", 1)[-1]
-        explore = rng.choice(["list", "search", "read"])
-        if rng.random() < 0.3:  # a wrong tool name, then the right one
+        explore = "read" if self.plain else rng.choice(["list", "search", "read"])
+        if not self.plain and rng.random() < 0.3:  # a wrong tool name, then the right one
             right = "list_files" if explore == "list" else "read_file"
             wrong = rng.choice(WRONG_NAMES[right])
             args = {"path": "."} if right == "list_files" else {"path": files[0]}
@@ -290,13 +294,13 @@ class ScriptedSolver:
                     yield self._call("read_file", **read)
         command = self._check_command()
         held_back = None
-        if len(files) > 1 and rng.random() < 0.4:  # the first attempt misses a file
+        if not self.plain and len(files) > 1 and rng.random() < 0.4:  # misses a file
             held_back = files[-1]
         for rel in files:
             if rel != held_back:
                 yield from self._writes(rel)
         hidden = task["tests"]["hidden_files"]
-        if hidden and held_back is None and rng.random() < 0.4:  # the named test file
+        if not self.plain and hidden and held_back is None and rng.random() < 0.4:
             yield self._call("run_command", command=f"python -m pytest -q {hidden[0]}")
         yield self._call("run_command", command=command)
         if held_back is not None:
@@ -324,13 +328,18 @@ class ScriptedSolver:
 
 
 def demonstrate(
-    task_dir: Path, episode_dir: Path, seed: int, settings: EnvSettings | None = None
+    task_dir: Path,
+    episode_dir: Path,
+    seed: int,
+    settings: EnvSettings | None = None,
+    plain: bool = False,
 ) -> dict:
-    """Run the solver once on `task_dir` in a fresh environment under `episode_dir`; its
-    trajectory record, with `source`, `seed`, `reward`, `grade` and the monitor's
-    `findings`."""
+    """Run the solver once on `task_dir` in a fresh environment under `episode_dir` (`plain`:
+    see the module doc); its trajectory record, with `source`, `seed`, `reward`, `grade`
+    and the monitor's `findings`."""
     env = CodingEnv.for_task(task_dir, episode_dir, settings or EnvSettings())
-    solver = ScriptedSolver(task_dir, random.Random(f"{seed}:{load_task(task_dir)['id']}"))
+    rng = random.Random(f"{seed}:{load_task(task_dir)['id']}")
+    solver = ScriptedSolver(task_dir, rng, plain)
     try:
         episode: Episode = run_episode(env, solver, Budget(max_turns=40, max_tokens=10**9))
         graded = grade(Path(task_dir), env.workspace) if episode.end == "answer" else {}
@@ -355,9 +364,11 @@ def build_demonstrations(
     per_task: int = 1,
     seed: int = 0,
     settings: EnvSettings | None = None,
+    plain: bool = False,
 ) -> dict:
-    """`per_task` demonstrations of each task appended to the JSONL file `out` (a record
-    already there for a (task, seed) is kept: reruns resume). Only demonstrations with
+    """`per_task` demonstrations of each task (`plain`: one path, see the module doc)
+    appended to the JSONL file `out` (a record already there for a (task, seed) is kept:
+    reruns resume). Only demonstrations with
     reward 1.0 and no monitor finding are written; returns {"kept": n, "dropped": [reasons]}
     (a task whose environment cannot be set up, e.g. a workspace that does not install
     without the deleted code, is dropped with the environment's message).
@@ -383,7 +394,7 @@ def build_demonstrations(
             episode_dir = work / f"{task_id}-{s}"
             shutil.rmtree(episode_dir, ignore_errors=True)
             try:
-                record = demonstrate(task_dir, episode_dir, s, settings)
+                record = demonstrate(task_dir, episode_dir, s, settings, plain)
             except SynthError as err:  # the environment cannot be set up for this task
                 dropped.append(f"{task_id} seed {s}: {str(err).splitlines()[0]}")
                 continue
@@ -400,22 +411,45 @@ def build_demonstrations(
     return {"kept": kept, "dropped": dropped}
 
 
-def first_turns(record: dict) -> dict:
-    """The record cut after its first tool call the environment accepted (system, user
-    and the turns up to that call): a short demonstration of how an episode opens."""
+WRITE_TOOLS = ("write_file", "edit_file")
+
+
+def _cut_after_accepted(record: dict, names: tuple[str, ...] | None, cut: str) -> dict:
+    """The record cut after the first assistant turn whose tool call (named in `names`;
+    None: any) the environment accepted; the whole record if there is none."""
     messages = record["messages"]
     for i, m in enumerate(messages):
-        if m["role"] == "tool" and not m["content"].startswith(REJECTED_PREFIXES):
-            return {**record, "messages": messages[:i], "patch": "", "cut": "first_turns"}
+        if m["role"] != "tool" or m["content"].startswith(REJECTED_PREFIXES):
+            continue
+        turn = next(x for x in reversed(messages[:i]) if x["role"] == "assistant")
+        called = {c["id"]: c["function"]["name"] for c in turn["tool_calls"]}
+        if names is None or called.get(m["tool_call_id"]) in names:
+            return {**record, "messages": messages[:i], "patch": "", "cut": cut}
     return record
 
 
+def first_turns(record: dict) -> dict:
+    """The record cut after its first tool call the environment accepted (system, user
+    and the turns up to that call): a short demonstration of how an episode opens."""
+    return _cut_after_accepted(record, None, "first_turns")
+
+
+def through_first_write(record: dict) -> dict:
+    """The record cut after its first accepted write or edit (`WRITE_TOOLS`): the reads
+    that lead to a change and the change, without the runs and the summary after it."""
+    return _cut_after_accepted(record, WRITE_TOOLS, "through_first_write")
+
+
 def main(args) -> int:
-    """`etude demonstrations --curriculum DIR --out FILE [--per-task N] [--seed S]`."""
+    """`etude demonstrations --curriculum DIR --out FILE [--per-task N] [--seed S] [--plain]`."""
     from etude.recipes.coding.curriculum import split_dirs
 
     result = build_demonstrations(
-        split_dirs(Path(args.curriculum), "train"), Path(args.out), args.per_task, args.seed
+        split_dirs(Path(args.curriculum), "train"),
+        Path(args.out),
+        args.per_task,
+        args.seed,
+        plain=args.plain,
     )
     for reason in result["dropped"]:
         print(f"dropped: {reason}")
