@@ -135,6 +135,8 @@ class ElementBytes:
     makes per rank (`plan.predict` multiplies them):
 
     - local: an element of the rank's shards, read and written by the two passes;
+    - update: the part of `local` the second pass (the update) moves, the rest being the
+      momentum pass's (`JustInTime` issues the two at different times);
     - moved: an element copied on its way to a Newton–Schulz input or back (read and
       write, `ns_bytes` each; `sharded.orthogonalize` says which copies there are);
     - owned: an element of a unit the rank orthogonalizes, whatever its method;
@@ -144,6 +146,7 @@ class ElementBytes:
     """
 
     local: int
+    update: int
     moved: int
     owned: int
     normalized: int
@@ -157,8 +160,12 @@ def element_bytes(param_bytes: int, ns_bytes: int, fused: bool) -> ElementBytes:
       pass 2 reads parameter and update and writes the parameter (2p + n): 5p + 2n;
     - unfused (one kernel per op): buffer `lerp_` 3p, Nesterov `lerp` 3p, cast to the NS
       dtype p + n, weight decay `mul_` 2p, `add_` of the update 2p + n: 11p + 2n;
+    - of those, the update pass: 2p + n fused, 4p + n unfused;
     - each copy reads and writes `ns_bytes`; the norm pass reads a unit, the scale reads
       and writes it: 3n.
     """
     passes = 5 * param_bytes + 2 * ns_bytes if fused else 11 * param_bytes + 2 * ns_bytes
-    return ElementBytes(local=passes, moved=2 * ns_bytes, owned=0, normalized=3 * ns_bytes)
+    update = 2 * param_bytes + ns_bytes if fused else 4 * param_bytes + ns_bytes
+    return ElementBytes(
+        local=passes, update=update, moved=2 * ns_bytes, owned=0, normalized=3 * ns_bytes
+    )
