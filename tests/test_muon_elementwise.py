@@ -138,6 +138,24 @@ def test_overlapped_muon_step_is_bit_identical_to_sequential(monkeypatch):
         Muon([torch.nn.Parameter(torch.zeros(2, 2))], overlap_elementwise="yes")
 
 
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_overlapped_step_on_side_streams_is_bit_identical_on_cuda():
+    # The stream path: momentum passes and updates on two side streams, ordered by events.
+    def run(overlap):
+        g = torch.Generator(device="cuda").manual_seed(0)
+        shapes = [(256, 512), (64, 96), (8, 128, 64)]
+        params = [torch.nn.Parameter(torch.randn(s, device="cuda", generator=g)) for s in shapes]
+        opt = Muon(params, lr=0.02, job_numel=1 << 12, overlap_elementwise=overlap)
+        for _ in range(3):
+            for p in params:
+                p.grad = torch.randn(p.shape, device="cuda", generator=g)
+            opt.step()
+        return [p.detach().cpu() for p in params]
+
+    for a, b in zip(run(True), run(False)):
+        assert torch.equal(a, b)
+
+
 def test_just_in_time_runs_each_momentum_once_and_updates_after_it():
     calls = []
     passes = JustInTime(

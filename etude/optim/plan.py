@@ -44,13 +44,17 @@ Predicted step, for each rank `r`, taking the slowest (seconds):
                   replicas' exchange once per copy sent and once per element received)
     hidden      = overlap x max(0, passes - first momentum - last updates), at most ns
                   (Muon's `overlap_elementwise`, its default on CUDA: each parameter's
-                  momentum pass runs on a side stream just before NS first reads its
+                  momentum pass runs on a side stream just before NS first touches its
                   direction, its update as soon as its results are back; `passes` is the
-                  local elements' share of `elementwise`. What cannot overlap: the
-                  momentum pass of about the first job's elements (`job_numel`), and the
-                  updates of about the last job's elements and of every parameter of a
-                  group spread over replicas, whose results the runtime unpacks from the
-                  replicas' exchange after the last NS. `overlap` is the stated fraction
+                  local elements' share of `elementwise`. What cannot overlap, since it
+                  comes before the first NS or after the last: the momentum passes of
+                  every local element of a group spread over replicas (a replica's share
+                  holds units of nearly all its parameters, and its first jobs touch
+                  them) and, per other group, of about `max_in_flight` + 1 jobs'
+                  elements (`job_numel` each: the forwards issued first and the first
+                  local job); the updates of every local element of a spread group (the
+                  runtime unpacks the replicas' exchange after the last NS) and of about
+                  the last job's elements. `overlap` is the stated fraction
                   `elementwise_overlap`, or the one measured with `--rates`; 0 without
                   the overlap)
     device      = ns + exposed + elementwise - hidden
@@ -189,6 +193,7 @@ class Assumptions:
     # no gain (SMs shared pro rata) and perfect hiding, not measured on a GPU yet
     # (`benchmarks/muon_calibrate.py` measures it; `--rates` then uses the measurement).
     elementwise_overlap: float = 0.5
+    max_in_flight: int = 4  # Muon's max_in_flight: forwards issued before the first NS
 
 
 @dataclass(frozen=True)
@@ -816,6 +821,8 @@ def predict(
         raise ValueError(f"--job-numel must be >= 1, got {a.job_numel}")
     if not 0 <= a.elementwise_overlap <= 1:
         raise ValueError(f"elementwise_overlap must be in [0, 1], got {a.elementwise_overlap}")
+    if a.max_in_flight < 1:
+        raise ValueError(f"max_in_flight must be >= 1, got {a.max_in_flight}")
     hw, layout, groups = HARDWARE[gpu], planned.layout, planned.groups
     flops = per_rank(planned, "flops")
     nvlink = per_rank(planned, "nvlink_numel") * a.ns_bytes
@@ -904,11 +911,16 @@ def predict(
     overlap = a.elementwise_overlap if measured_overlap is None else measured_overlap
     overlap = overlap if a.overlap_elementwise else 0.0
     local = per_rank(planned, "local_numel")
-    spread_local = sum(
-        (g.local_numel[ranks % len(g.local_numel)] for g in groups if g.replicas > 1),
-        np.zeros(layout.gpus, dtype=np.int64),
-    )
-    first = np.minimum(local, a.job_numel) * (eb.local - eb.update)
+    first = np.zeros(layout.gpus, dtype=np.int64)  # elements whose momentum pass is exposed
+    spread_local = np.zeros(layout.gpus, dtype=np.int64)
+    for g in groups:
+        held = g.local_numel[ranks % len(g.local_numel)]
+        if g.replicas > 1:
+            spread_local += held
+            first += held
+        else:
+            first += np.minimum(held, (a.max_in_flight + 1) * a.job_numel)
+    first = first * (eb.local - eb.update)
     last = np.minimum(local, a.job_numel + spread_local) * eb.update
     t_passes = local * eb.local / elem_rate
     t_hidden = overlap * np.maximum(0.0, t_passes - (first + last) / elem_rate)
