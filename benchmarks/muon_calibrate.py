@@ -20,7 +20,14 @@ minutes on an H200; never needed for CI):
    runs (FP8 and bf16 products together): the planner's `--ns-fp8` then takes these in
    place of the stated rates and the casts' bytes; with each, its polar error over the
    5-step bf16 quintic's on the same matrix, both run on the GPU (`vs_quintic5`: the
-   accuracy table's ratio with cuBLAS's FP8 and bf16 numerics, to set beside the CPU's).
+   accuracy table's ratio with cuBLAS's FP8 and bf16 numerics, to set beside the CPU's);
+5. the fraction of the fused elementwise passes that hides under Newton–Schulz when they
+   run beside it on a side stream (Muon's `overlap_elementwise`): a batched NS call on K2's
+   most numerous unit shape (the expert projections), in the formulation the
+   recommendation runs, about Muon's recommended job of 2**27 elements, on the current
+   stream, and the two passes on a side stream, repeated until alone they take about
+   `PASSES_SHARE` of the NS call's time; each timed alone and both together (`"overlap"`,
+   which `--rates` takes in place of the stated `elementwise_overlap`).
 
 Medians of a few timed repetitions after a warm-up; CUDA is synchronized around each.
 `--tiny` runs the same code on the tiny preset's unit shapes with small tensors on CPU and
@@ -53,6 +60,7 @@ from etude.optim.elementwise import apply_update, element_bytes, fused, momentum
 from etude.optim.newton_schulz import (
     QUINTIC,
     SYMMETRIC_BLOCK,
+    choose_method,
     coefficient_schedule,
     newton_schulz,
     ns_flops,
@@ -62,6 +70,9 @@ from etude.optim.plan_models import planner_model, unit_shapes
 
 STEPS = 5
 ACCURACY = Path(__file__).parent / "results" / "ns_accuracy.json"
+# The passes' time over NS's in K2's recommended step at 256 GPUs (32.0 of 175.3 ms,
+# docs/muon-planner.md): the overlap is measured at the mix the step has.
+PASSES_SHARE = 0.18
 
 
 def timed(fn: Callable[[], object], device: torch.device, reps: int) -> float:
@@ -196,6 +207,74 @@ def elementwise_rate(device: torch.device, numel: int, reps: int) -> dict:
     }
 
 
+def overlap_fraction(
+    model: str, device: torch.device, batch_numel: int, numel: int, block: int, reps: int
+) -> dict:
+    """Seconds of a batched NS call (`[B, short, long]` of the unit shape `model` has most
+    units of) on the current stream, of the fused passes on `numel` fp32 elements repeated
+    to about `PASSES_SHARE` of it, and of both issued together, the passes on a side stream
+    (on CPU, where there are no streams, one after the other); the fraction of the passes'
+    time hidden, `(ns + passes - together) / passes`, clipped to [0, 1]."""
+    unit = max(unit_shapes(planner_model(model)), key=lambda u: u.count)
+    short, long = unit.shape
+    method = choose_method(short, long, STEPS, block)
+    g = torch.randn(max(1, batch_numel // (short * long)), short, long, device=device)
+    g = g.to(torch.bfloat16)
+    schedule = coefficient_schedule(QUINTIC, STEPS)
+    compiled = device.type == "cuda"
+    direction = fused(momentum_direction) if compiled else momentum_direction
+    update = fused(apply_update) if compiled else apply_update
+    grad, buf, param = (torch.randn(numel, device=device) for _ in range(3))
+    ortho = torch.randn(numel, device=device, dtype=torch.bfloat16)
+
+    def ns():
+        newton_schulz(g, schedule, method=method, block=block)
+
+    def passes_once():
+        direction(grad, buf, 0.95, True, ortho)
+        update(param, ortho, 0.999, 0.01)
+
+    ns_s, once_s = timed(ns, device, reps), timed(passes_once, device, reps)
+    repeats = max(1, round(PASSES_SHARE * ns_s / once_s))
+
+    def passes():
+        for _ in range(repeats):
+            passes_once()
+
+    side = torch.cuda.Stream(device) if compiled else None
+
+    def together():
+        if side is None:
+            ns()
+            passes()
+            return
+        side.wait_stream(torch.cuda.current_stream(device))
+        with torch.cuda.stream(side):
+            passes()
+        ns()
+        torch.cuda.current_stream(device).wait_stream(side)
+
+    passes_s, together_s = timed(passes, device, reps), timed(together, device, reps)
+    fraction = min(1.0, max(0.0, (ns_s + passes_s - together_s) / passes_s))
+    print(
+        f"  overlap: NS {ns_s * 1e3:.2f} ms, passes {passes_s * 1e3:.2f} ms, together "
+        f"{together_s * 1e3:.2f} ms: {fraction:.2f} of the passes hidden",
+        flush=True,
+    )
+    return {
+        "shape": [short, long],
+        "method": method,
+        "batch": g.shape[0],
+        "numel": numel,
+        "repeats": repeats,
+        "side_stream": side is not None,
+        "ns_s": ns_s,
+        "passes_s": passes_s,
+        "together_s": together_s,
+        "fraction": fraction,
+    }
+
+
 def muon_step(device: torch.device, scale: int, block: int, reps: int) -> dict:
     """One step of etude's Muon vs torch.optim.Muon on a slice of a K2 MoE layer."""
     d, f, e = 7168 // scale, 2048 // scale, 8
@@ -286,6 +365,7 @@ def main() -> None:
         "ns": ns_rates(model, device, batch_numel, block, reps)
         + fp8_ns_rates(model, device, batch_numel, reps),
         "elementwise": elementwise_rate(device, numel, reps),
+        "overlap": overlap_fraction(model, device, 8 * batch_numel, numel, block, reps),
         "muon_step": muon_step(device, scale, block, reps),
     }
     report["wall_s"] = time.perf_counter() - t0

@@ -44,7 +44,8 @@ it are those changes:
 - runs: a holder's pieces of consecutive units of one parameter going to one owner in one
   job copied as one strided view: what Muon runs, the recommendation as it stands;
 - default_now: Muon's defaults (the "fused" setting) with the elementwise work and the
-  host's copies as they run now, what `etude plan muon` predicts without options;
+  host's copies as they run now, without the elementwise overlap (`etude plan muon
+  --no-overlap`; default_overlap adds it);
 - big_jobs_full_products: the same jobs with full products, for reference ("change" is
   against "fused");
 - recommended_spread_always: the recommendation (runs) with `spread_replicas=True`
@@ -65,7 +66,15 @@ it are those changes:
   rate plus the HBM bytes of their operand casts and adds (`ns_fp8_bytes`), as run
   ("change" against per_shape);
 - fp8_fused_casts: the same without those bytes, for reference: a bound for casts fused
-  into the products that make their operands, which etude does not have.
+  into the products that make their operands, which etude does not have;
+- overlap: per_shape with the elementwise passes overlapped with NS on side streams
+  (Muon's `overlap_elementwise`, its default on CUDA), the stated fraction
+  (`Assumptions.elementwise_overlap`) of the overlappable passes hidden ("change" against
+  per_shape); every row above runs them before and after NS;
+- overlap_ideal: the same with all of the overlappable passes hidden, for reference: a
+  bound;
+- default_overlap: Muon's defaults with the overlap, what `etude plan muon` predicts
+  without options ("change" against default_now, which is `--no-overlap`).
 
 NS runs at the stated 0.60 of peak in every other row, the symmetric products' small
 panel GEMMs included: no GPU has measured it yet (`benchmarks/muon_calibrate.py` would).
@@ -122,6 +131,8 @@ class Setting:
     per_shape: bool = False
     fp8: bool = False  # FP8 steps opted into (with per_shape)
     fp8_extra_bytes: bool = True  # count their casts' and adds' bytes
+    overlap: bool = False  # elementwise passes overlapped with NS (Muon's overlap_elementwise)
+    overlap_fraction: float | None = None  # of them hidden; None: the stated one
 
 
 # (ops per piece copy, runs merged): before the views were located once per plan, located,
@@ -136,9 +147,9 @@ def element_bytes_of(data_path: str, fused: bool) -> ElementBytes | None:
     with the norm and scale passes on every unit; "runs": None, what Muon runs now."""
     runs = element_bytes(4, 2, fused)
     if data_path == "previous":
-        return ElementBytes(local=runs.local + 4 * 2, moved=0, owned=18, normalized=0)
+        return replace(runs, local=runs.local + 4 * 2, moved=0, owned=18, normalized=0)
     if data_path == "one_copy":
-        return ElementBytes(local=runs.local, moved=runs.moved, owned=3 * 2, normalized=0)
+        return replace(runs, owned=3 * 2, normalized=0)
     return None
 
 
@@ -183,6 +194,9 @@ SETTINGS = {
     "default_per_shape": Setting(data_path="runs", host_copies="runs", per_shape=True),
     "fp8": replace(RECOMMENDED, per_shape=True, fp8=True),
     "fp8_fused_casts": replace(RECOMMENDED, per_shape=True, fp8=True, fp8_extra_bytes=False),
+    "overlap": replace(RECOMMENDED, per_shape=True, overlap=True),
+    "overlap_ideal": replace(RECOMMENDED, per_shape=True, overlap=True, overlap_fraction=1.0),
+    "default_overlap": Setting(data_path="runs", host_copies="runs", overlap=True),
 }
 
 
@@ -224,9 +238,12 @@ def run(model: str, gpus: int, gpu: str) -> dict:
             piece_copy_ops=ops,
             merge_runs=merge,
             fp8_extra_bytes=setting.fp8_extra_bytes,
+            overlap_elementwise=setting.overlap,
         )
         if setting.ns_efficiency is not None:
             a = replace(a, ns_efficiency=setting.ns_efficiency)
+        if setting.overlap_fraction is not None:
+            a = replace(a, elementwise_overlap=setting.overlap_fraction)
         options = [True, False] if setting.spread == "auto" else [setting.spread]
         reports = {s: predict(planned(setting, s), gpu, a) for s in options}
         chosen = min(reports, key=lambda s: reports[s]["time"]["step_s"])
@@ -264,7 +281,7 @@ LABELS = {
     "located": "+ piece views located once per plan (1 op per copy)",
     "runs": "+ runs of pieces as one strided copy (recommended: --ns-block {block} "
     "--job-numel 134217728, what runs)",
-    "default_now": "Muon's defaults, as it runs now (etude plan muon)",
+    "default_now": "Muon's defaults without the overlap (etude plan muon --no-overlap)",
     "big_jobs_full_products": "(jobs of 2^27 with full products, for reference)",
     "recommended_spread_always": "recommended, spread_replicas=True forced",
     "recommended_4_steps": "(recommended with 4 NS steps: not adopted, for reference)",
@@ -274,6 +291,10 @@ LABELS = {
     "default_per_shape": "Muon's defaults + per-shape schedules (--ns-accuracy)",
     "fp8": "recommended + per-shape schedules with FP8 steps (opt-in: --ns-fp8), casts as run",
     "fp8_fused_casts": "(the same with the FP8 casts and adds fused away: a bound, for reference)",
+    "overlap": "recommended + per-shape schedules + elementwise overlapped with NS "
+    "({overlap:.0%} hidden, stated; Muon's default on CUDA)",
+    "overlap_ideal": "(the same with all of it hidden: a bound, for reference)",
+    "default_overlap": "Muon's defaults, as it runs now (etude plan muon)",
 }
 # each row adds one lever to the one before; the references are against the row named
 CHAIN = [
@@ -297,6 +318,9 @@ REFERENCE_OF = {
     "default_per_shape": "default_now",
     "fp8": "per_shape",
     "fp8_fused_casts": "per_shape",
+    "overlap": "per_shape",
+    "overlap_ideal": "per_shape",
+    "default_overlap": "default_now",
 }
 
 
@@ -328,7 +352,8 @@ def summarize(report: dict) -> str:
     ms = 1e3
     lines = [
         "| GPUs | setting | step | change | NS (of it mirror copies) | exposed comm | "
-        "elementwise | host (launch + Python + NS ops + piece copies) | bound by | dense units |",
+        "elementwise (of it hidden under NS) | host (launch + Python + NS ops + piece copies) "
+        "| bound by | dense units |",
         "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |",
     ]
     planned = [
@@ -345,6 +370,7 @@ def summarize(report: dict) -> str:
             label = label.format(
                 restarts=" and ".join(map(str, report["gram_restarts"])),
                 block=report["ns_block_opt_in"],
+                overlap=report["elementwise_overlap"],
             )
             t, pr, choice = p[name]["time"], p[name]["per_rank"], p[name]["spread_replicas"]
             before = CHAIN[CHAIN.index(name) - 1] if name in CHAIN[1:] else None
@@ -366,7 +392,13 @@ def summarize(report: dict) -> str:
                     else ""
                 )
                 + f" | {t['exposed_comm_s'] * ms:.1f} | "
-                f"{t['elementwise_s'] * ms:.1f} | {t['host_s'] * ms:.1f} "
+                f"{t['elementwise_s'] * ms:.1f}"
+                + (
+                    f" ({t['elementwise_hidden_s'] * ms:.1f} hidden)"
+                    if t["elementwise_hidden_s"]
+                    else ""
+                )
+                + f" | {t['host_s'] * ms:.1f} "
                 f"({t['host_launch_s'] * ms:.1f} + {t['host_python_s'] * ms:.1f} + "
                 f"{t['host_ns_ops_s'] * ms:.1f} + {t['host_piece_copies_s'] * ms:.1f}) | "
                 f"{t['dominant']} | {dense} |"
@@ -421,6 +453,7 @@ def main() -> None:
         "gram_restarts": list(gram_restarts(5)),
         "ns_block_opt_in": SYMMETRIC_BLOCK,
         "ns_accuracy": str(ACCURACY.relative_to(ROOT)),
+        "elementwise_overlap": Assumptions().elementwise_overlap,
         "settings": {name: asdict(setting) for name, setting in SETTINGS.items()},
         "runs": results,
     }

@@ -122,6 +122,12 @@ def build_parser() -> argparse.ArgumentParser:
         "whichever the planner predicts faster",
     )
     muon.add_argument(
+        "--no-overlap",
+        action="store_true",
+        help="Muon's overlap_elementwise=False: every momentum pass before Newton–Schulz and "
+        "every update after it (default: overlapped with it, as Muon runs on CUDA)",
+    )
+    muon.add_argument(
         "--rates",
         default=None,
         help="calibration JSON from benchmarks/muon_calibrate.py: measured NS and HBM rates",

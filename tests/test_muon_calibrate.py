@@ -59,6 +59,13 @@ def test_tiny_calibration_feeds_the_planner(tmp_path):
     # Planned with another block, the triangular rates do not apply.
     other = predict(plan("tiny", 8, ns_block=8), "h200", rates=rates)
     assert {s[2] for s in other["sources"]["ns_unmeasured_shapes"]} == {"gram_triangular"}
+    # The overlap was measured (on CPU there is no side stream: about nothing hides) and
+    # the prediction takes it in place of the stated fraction.
+    assert data["overlap"]["side_stream"] is False
+    assert 0 <= data["overlap"]["fraction"] <= 1
+    assert rates.elementwise_overlap == data["overlap"]["fraction"]
+    assert measured["sources"]["elementwise_overlap"].startswith("measured")
+    assert stated["sources"]["elementwise_overlap"] == "stated"
     bytes_moved = measured["per_rank"]["elementwise_bytes"]["max"]
     assert measured["time"]["elementwise_s"] <= bytes_moved / rates.elementwise_bytes_s * (1 + 1e-9)
 
@@ -68,3 +75,10 @@ def test_bad_rates_file_is_named(tmp_path):
     bad.write_text('{"ns": []}')
     with pytest.raises(ValueError, match=r"rates\.json: not a calibration file"):
         load_rates(str(bad))
+    ns = [{"shape": [4, 8], "method": "gram", "flop_per_s": 1e12}]
+    rates = {"ns": ns, "elementwise": {"bytes_per_s": 1e12}, "device": "x"}
+    bad.write_text(json.dumps({**rates, "overlap": {"fraction": 2.0}}))
+    with pytest.raises(ValueError, match=r"overlap fraction must be in \[0, 1\], got 2.0"):
+        load_rates(str(bad))
+    bad.write_text(json.dumps(rates))  # a calibration from before the overlap was measured
+    assert load_rates(str(bad)).elementwise_overlap is None

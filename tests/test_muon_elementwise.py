@@ -6,7 +6,13 @@ import pytest
 import torch
 
 from etude.optim import Muon
-from etude.optim.elementwise import apply_update, element_bytes, fused, momentum_direction
+from etude.optim.elementwise import (
+    JustInTime,
+    apply_update,
+    element_bytes,
+    fused,
+    momentum_direction,
+)
 from etude.optim.plan import Assumptions, plan, predict
 
 SHAPES = [(18, 40), (5, 6, 9), (3, 7)]
@@ -89,3 +95,85 @@ def test_planner_counts_fused_element_bytes():
     assert fused_report["element_bytes"]["moved"] == unfused_report["element_bytes"]["moved"] == 4
     ratio = fused_report["time"]["elementwise_s"] / unfused_report["time"]["elementwise_s"]
     assert ratio < 1
+
+
+def test_overlapped_muon_step_is_bit_identical_to_sequential(monkeypatch):
+    # Single process (plain tensors, heads and experts), a job per unit shape: the
+    # per-parameter order the overlap runs on CPU (updates of early jobs before momentum
+    # passes of later ones) gives the same bits as all momentum passes, NS, then all updates.
+    import etude.optim.muon as muon_module
+
+    calls = []
+
+    class Recorded(JustInTime):
+        def prepare(self, params):
+            calls.extend(("momentum", i) for i in params)
+            super().prepare(params)
+
+        def finished(self, i):
+            calls.append(("update", i))
+            super().finished(i)
+
+    monkeypatch.setattr(muon_module, "JustInTime", Recorded)
+
+    def run(overlap):
+        g = torch.Generator().manual_seed(0)
+        shapes = [(18, 40), (7, 3), (4, 6, 9)]
+        params = [torch.nn.Parameter(torch.randn(s, generator=g)) for s in shapes]
+        groups = [{"params": params[:1], "heads": 3, "head_dim": 0}, {"params": params[1:]}]
+        opt = Muon(
+            groups, lr=0.02, ns_dtype=torch.float32, job_numel=1, overlap_elementwise=overlap
+        )
+        for _ in range(2):
+            for p in params:
+                p.grad = torch.randn(p.shape, generator=g)
+            opt.step()
+        return params
+
+    for a, b in zip(run(True), run(False)):
+        assert torch.equal(a, b)
+    first_update = calls.index(next(c for c in calls if c[0] == "update"))
+    assert any(c[0] == "momentum" for c in calls[first_update : len(calls) // 2])
+    with pytest.raises(ValueError, match="overlap_elementwise must be True, False or None"):
+        Muon([torch.nn.Parameter(torch.zeros(2, 2))], overlap_elementwise="yes")
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_overlapped_step_on_side_streams_is_bit_identical_on_cuda():
+    # The stream path: momentum passes and updates on two side streams, ordered by events.
+    def run(overlap):
+        g = torch.Generator(device="cuda").manual_seed(0)
+        shapes = [(256, 512), (64, 96), (8, 128, 64)]
+        params = [torch.nn.Parameter(torch.randn(s, device="cuda", generator=g)) for s in shapes]
+        opt = Muon(params, lr=0.02, job_numel=1 << 12, overlap_elementwise=overlap)
+        for _ in range(3):
+            for p in params:
+                p.grad = torch.randn(p.shape, device="cuda", generator=g)
+            opt.step()
+        return [p.detach().cpu() for p in params]
+
+    for a, b in zip(run(True), run(False)):
+        assert torch.equal(a, b)
+
+
+def test_just_in_time_runs_each_momentum_once_and_updates_after_it():
+    calls = []
+    passes = JustInTime(
+        [lambda i=i: calls.append(("momentum", i)) for i in range(3)],
+        [lambda i=i: calls.append(("update", i)) for i in range(3)],
+    )
+    passes.prepare((2, 0))
+    passes.prepare((0,))
+    passes.finished(0)
+    with pytest.raises(RuntimeError, match="parameter 1: update issued before its momentum"):
+        passes.finished(1)
+    with pytest.raises(RuntimeError, match=r"parameters \[1, 2\] were never updated"):
+        passes.close()
+    passes.prepare((1,))
+    passes.finished(2)
+    passes.finished(1)
+    passes.close()
+    assert calls == [
+        ("momentum", 2), ("momentum", 0), ("update", 0), ("momentum", 1), ("update", 2),
+        ("update", 1),
+    ]  # fmt: skip

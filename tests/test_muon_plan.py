@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -31,6 +32,7 @@ from etude.optim.newton_schulz import (
 )
 from etude.optim.ns_choice import AccuracyTable
 from etude.optim.plan import (
+    HARDWARE,
     PIECE_COPY_OPS,
     Assumptions,
     Family,
@@ -142,12 +144,41 @@ def test_predicted_terms_follow_the_documented_formula():
     report = predict(planned, "h100", a)
     t, pr = report["time"], report["per_rank"]
     assert t["step_s"] == pytest.approx(max(t["host_s"], t["device_s"]))
-    assert t["device_s"] == pytest.approx(t["ns_s"] + t["exposed_comm_s"] + t["elementwise_s"])
+    assert t["device_s"] == pytest.approx(
+        t["ns_s"] + t["exposed_comm_s"] + t["elementwise_s"] - t["elementwise_hidden_s"]
+    )
     assert t["host_launch_s"] == pytest.approx(pr["collectives"] * a.collective_overhead_s)
     assert t["ns_s"] <= pr["ns_flops"]["max"] / (a.ns_efficiency * 989e12) * (1 + 1e-12)
     # Larger jobs mean fewer collectives, never more.
     bigger = predict(planned, "h100", Assumptions(job_numel=1 << 30))
     assert bigger["per_rank"]["collectives"] <= pr["collectives"]
+
+
+def test_overlap_hides_the_stated_fraction_of_the_passes_between_first_and_last_jobs():
+    # Jobs of 64 elements per member, so that some of the tiny preset's passes can hide,
+    # and NS slow enough (0.1 % of peak) to hide them under.
+    planned = plan("tiny", 16, gpus_per_node=4)
+    a = Assumptions(job_numel=64, ns_efficiency=1e-3)
+    on = predict(planned, "h200", a)
+    off = predict(planned, "h200", replace(a, overlap_elementwise=False))
+    assert off["time"]["elementwise_hidden_s"] == 0
+    assert on["time"]["elementwise_s"] == off["time"]["elementwise_s"]
+    t, w = on["time"], on["time"]["slowest_rank"]
+    local = per_rank(planned, "local_numel")[w]
+    held = [(int(g.local_numel[w % len(g.local_numel)]), g.replicas > 1) for g in planned.groups]
+    spread = sum(n for n, is_spread in held if is_spread)
+    assert spread > 0  # dense spread over 4 replicas: its passes all wait or come last
+    # momentum passes before the first NS: a spread group's all, 4 + 1 jobs of the others
+    first = sum(n if is_spread else min(n, 5 * 64) for n, is_spread in held)
+    eb, rate = element_bytes(4, 2, True), 0.8 * HARDWARE["h200"].hbm_bytes_s
+    edges = first * (eb.local - eb.update) + min(local, 64 + spread) * eb.update
+    hidden = 0.5 * (local * eb.local - edges) / rate
+    assert 0 < hidden < t["ns_s"]
+    assert t["elementwise_hidden_s"] == pytest.approx(hidden)
+    assert on["sources"]["elementwise_overlap"] == "stated"
+    assert t["device_s"] < off["time"]["device_s"]
+    with pytest.raises(ValueError, match=r"elementwise_overlap must be in \[0, 1\]"):
+        predict(planned, "h200", Assumptions(elementwise_overlap=1.5))
 
 
 @pytest.mark.parametrize(
@@ -247,7 +278,13 @@ def test_cli_spread_and_steps_options(capsys):
     assert report["ns_steps"] == 3 and "spread_replicas" not in report
     assert {g["family"]: g["spread_over_replicas"] for g in report["groups"]}["dense"] == 1
     assert cli_main([*args, "--json"]) == 0
-    assert "chosen" in json.loads(capsys.readouterr().out)["spread_replicas"]
+    report = json.loads(capsys.readouterr().out)
+    assert "chosen" in report["spread_replicas"]
+    assert report["assumptions"]["overlap_elementwise"]  # Muon's default on CUDA
+    assert cli_main([*args, "--no-overlap", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert not report["assumptions"]["overlap_elementwise"]
+    assert report["time"]["elementwise_hidden_s"] == 0
 
 
 def test_cli_ns_block_opts_into_symmetric_products(capsys):

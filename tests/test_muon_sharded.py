@@ -100,7 +100,12 @@ def _full(seed: int, shape: tuple[int, ...]) -> torch.Tensor:
 
 
 def _run_case(
-    case: dict, sharded: bool, max_in_flight: int = 4, spread: bool = True, ns: dict | None = None
+    case: dict,
+    sharded: bool,
+    max_in_flight: int = 4,
+    spread: bool = True,
+    ns: dict | None = None,
+    overlap: bool | None = None,
 ):
     mesh = init_device_mesh("cpu", case["mesh"]) if sharded else None
     groups, params = [], {}
@@ -116,7 +121,14 @@ def _run_case(
             params[name] = torch.nn.Parameter(t)
             entries.append((name, params[name]))
         groups.append({"params": entries, **options})
-    opt = Muon(groups, **HYPER, **(ns or {}), max_in_flight=max_in_flight, spread_replicas=spread)
+    opt = Muon(
+        groups,
+        **HYPER,
+        **(ns or {}),
+        max_in_flight=max_in_flight,
+        spread_replicas=spread,
+        overlap_elementwise=overlap,
+    )
     flops = []
     for step in range(STEPS):
         for name, p in params.items():
@@ -190,6 +202,42 @@ def test_sharded_equals_single_process(world):
             for step in range(STEPS):
                 total = sum(by_case[variant][1][step] for by_case in results)
                 assert total == copies * ref_flops[step], (variant, step, total, ref_flops[step])
+
+
+def _rank_overlapped(world: int) -> dict:
+    out = {}
+    for name, case in cases(world).items():
+        for overlap in (True, False):
+            out[name, overlap] = _run_case(case, sharded=True, overlap=overlap)[0]
+        if name == "hsdp":
+            out[name, "repeated"] = _run_case(case, sharded=True, spread=False, overlap=True)[0]
+    return out
+
+
+def test_overlapped_elementwise_equals_sequential_and_single_process():
+    # Each parameter's momentum pass just before NS first touches it, its update as soon as
+    # its last result is back (the replicas' exchange included): the same ops on the same
+    # tensors as running all momentum passes, then NS, then all updates, so bit-identical;
+    # uneven shards, heads, experts, HSDP spread and repeated.
+    world = 4
+    results = run_on_ranks(_rank_overlapped, world, world, timeout_s=240)
+    for name, case in cases(world).items():
+        reference = _run_case(case, sharded=False)[0]
+        single = _run_case(case, sharded=False, overlap=True)[0]
+        assert all(torch.equal(single[p], reference[p]) for p in reference), name
+        for rank, by_case in enumerate(results):
+            for pname, ref in reference.items():
+                overlapped = by_case[name, True][pname]
+                assert torch.equal(overlapped, by_case[name, False][pname]), (name, rank, pname)
+                repeated = [by_case[name, "repeated"][pname]] if name == "hsdp" else []
+                for got in (overlapped, *repeated):
+                    torch.testing.assert_close(
+                        got,
+                        ref,
+                        rtol=1e-5,
+                        atol=1e-6,
+                        msg=lambda m, c=name, p=pname: f"{c} {p}: {m}",
+                    )
 
 
 def test_ep_local_experts_need_no_communication():

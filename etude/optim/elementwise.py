@@ -11,7 +11,8 @@ lerp-based reference to float rounding (the tests bound it at 1e-6 in fp32); und
 which is what `element_bytes` counts, with the copies to and from Newton–Schulz around
 them. Floats in arithmetic stay symbolic, so a changing
 learning rate does not recompile, and shapes are dynamic, so one compiled kernel per tensor
-rank serves every parameter.
+rank serves every parameter. `JustInTime` issues both per parameter as Newton–Schulz
+reaches it, on side streams on CUDA, so that they overlap it.
 """
 
 from __future__ import annotations
@@ -43,6 +44,81 @@ def apply_update(param: Tensor, update: Tensor, decay: float, step: float) -> No
     param.mul_(decay).sub_(update * step)  # not add_(alpha=...): alpha is specialized
 
 
+class JustInTime:
+    """One Muon step's two passes per parameter, issued as the Newton–Schulz runtime reaches
+    each parameter (`sharded.orthogonalize`'s `prepare` and `finished`), so that on CUDA
+    they run beside the Newton–Schulz of other parameters instead of before and after all
+    of it (Muon's `overlap_elementwise`).
+
+    `momentum[i]` is parameter i's momentum pass (it fills the parameter's direction),
+    `update[i]` its update from the orthogonalized direction. With `streams` (CUDA: one for
+    momentum passes, one for updates, so that an update waiting for its results never holds
+    back a later parameter's momentum pass) a momentum pass runs on the first and the
+    current stream waits for it before Newton–Schulz touches that direction; an update
+    runs on the second after an event recorded on the current stream behind the last copy
+    into its direction. Without (CPU) each runs at once, in the same order. Either way a
+    parameter's passes are the same ops on the same tensors as in the sequential step, and
+    no pass reads what another parameter's pass writes, so the results are bit-identical.
+    """
+
+    def __init__(
+        self,
+        momentum: list[Callable[[], None]],
+        update: list[Callable[[], None]],
+        streams: tuple[torch.cuda.Stream, torch.cuda.Stream] | None = None,
+    ) -> None:
+        if len(momentum) != len(update):
+            raise ValueError(f"{len(momentum)} momentum passes but {len(update)} updates")
+        self._momentum, self._update, self._streams = momentum, update, streams
+        self._prepared: set[int] = set()
+        self._finished: set[int] = set()
+        if streams is not None:
+            self._main = torch.cuda.current_stream(streams[0].device)
+            for stream in streams:  # gradients and parameters were last written there
+                stream.wait_stream(self._main)
+
+    def prepare(self, params: tuple[int, ...]) -> None:
+        """Run the momentum pass of each of `params` not yet run; on CUDA the current stream
+        then waits for it."""
+        for i in params:
+            if i in self._prepared:
+                continue
+            self._prepared.add(i)
+            if self._streams is None:
+                self._momentum[i]()
+                continue
+            with torch.cuda.stream(self._streams[0]):
+                self._momentum[i]()
+            done = torch.cuda.Event()
+            done.record(self._streams[0])
+            self._main.wait_event(done)
+
+    def finished(self, i: int) -> None:
+        """Run parameter i's update: its direction holds the orthogonalized update (on CUDA,
+        once the current stream's work issued so far is done)."""
+        if i not in self._prepared or i in self._finished:
+            raise RuntimeError(f"parameter {i}: update issued before its momentum or twice")
+        self._finished.add(i)
+        if self._streams is None:
+            self._update[i]()
+            return
+        written = torch.cuda.Event()
+        written.record(self._main)
+        self._streams[1].wait_event(written)
+        with torch.cuda.stream(self._streams[1]):
+            self._update[i]()
+
+    def close(self) -> None:
+        """Check every parameter was updated; on CUDA the current stream waits for both
+        side streams (the next forward pass reads the parameters)."""
+        if len(self._finished) != len(self._update):
+            missing = sorted(set(range(len(self._update))) - self._finished)
+            raise RuntimeError(f"parameters {missing} were never updated")
+        if self._streams is not None:
+            for stream in self._streams:
+                self._main.wait_stream(stream)
+
+
 _COMPILED: dict[Callable, Callable] = {}
 
 
@@ -59,6 +135,8 @@ class ElementBytes:
     makes per rank (`plan.predict` multiplies them):
 
     - local: an element of the rank's shards, read and written by the two passes;
+    - update: the part of `local` the second pass (the update) moves, the rest being the
+      momentum pass's (`JustInTime` issues the two at different times);
     - moved: an element copied on its way to a Newton–Schulz input or back (read and
       write, `ns_bytes` each; `sharded.orthogonalize` says which copies there are);
     - owned: an element of a unit the rank orthogonalizes, whatever its method;
@@ -68,6 +146,7 @@ class ElementBytes:
     """
 
     local: int
+    update: int
     moved: int
     owned: int
     normalized: int
@@ -81,8 +160,12 @@ def element_bytes(param_bytes: int, ns_bytes: int, fused: bool) -> ElementBytes:
       pass 2 reads parameter and update and writes the parameter (2p + n): 5p + 2n;
     - unfused (one kernel per op): buffer `lerp_` 3p, Nesterov `lerp` 3p, cast to the NS
       dtype p + n, weight decay `mul_` 2p, `add_` of the update 2p + n: 11p + 2n;
+    - of those, the update pass: 2p + n fused, 4p + n unfused;
     - each copy reads and writes `ns_bytes`; the norm pass reads a unit, the scale reads
       and writes it: 3n.
     """
     passes = 5 * param_bytes + 2 * ns_bytes if fused else 11 * param_bytes + 2 * ns_bytes
-    return ElementBytes(local=passes, moved=2 * ns_bytes, owned=0, normalized=3 * ns_bytes)
+    update = 2 * param_bytes + ns_bytes if fused else 4 * param_bytes + ns_bytes
+    return ElementBytes(
+        local=passes, update=update, moved=2 * ns_bytes, owned=0, normalized=3 * ns_bytes
+    )

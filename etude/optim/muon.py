@@ -18,6 +18,7 @@ import math
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 import torch
@@ -26,7 +27,7 @@ from torch import Tensor
 from torch.distributed.tensor import DTensor
 from torch.optim.adamw import adamw
 
-from etude.optim.elementwise import apply_update, fused, momentum_direction
+from etude.optim.elementwise import JustInTime, apply_update, fused, momentum_direction
 from etude.optim.newton_schulz import METHODS, QUINTIC, coefficient_schedule
 from etude.optim.ns_choice import AccuracyTable, NSChoice, load_accuracy_table, ns_choice
 from etude.optim.routing import Route, check_strict, report, route
@@ -99,6 +100,13 @@ class Muon(torch.optim.Optimizer):
     - fused_elementwise: run momentum + Nesterov + cast, and weight decay + update, as one
       compiled kernel each (`elementwise.py`); None (default) compiles on CUDA only, False
       runs the same expressions eagerly.
+    - overlap_elementwise: issue each parameter's momentum pass just before Newton–Schulz
+      first reads its direction and its update as soon as its last result is back
+      (`elementwise.JustInTime`), on two side CUDA streams, so that both run beside the
+      Newton–Schulz of other parameters; None (default) turns it on for CUDA parameters,
+      False runs every momentum pass, then Newton–Schulz, then every update. On CPU, True
+      runs the same per-parameter order without streams; results are bit-identical either
+      way.
     - spread_replicas: a parameter replicated on one mesh dimension (HSDP) has each of its
       units orthogonalized by one replica and the results all-gathered across replicas
       (`sharded.py`), instead of by every replica; False repeats the work on every copy.
@@ -139,6 +147,7 @@ class Muon(torch.optim.Optimizer):
         max_in_flight: int = 4,
         strict: bool = False,
         fused_elementwise: bool | None = None,
+        overlap_elementwise: bool | None = None,
         spread_replicas: bool = True,
         ns_accuracy: AccuracyTable | str | None = None,
         ns_fp8: bool = False,
@@ -161,6 +170,10 @@ class Muon(torch.optim.Optimizer):
             raise ValueError(f"ns_dtype must be a floating dtype, got {ns_dtype}")
         if max_in_flight < 1:
             raise ValueError(f"max_in_flight must be >= 1, got {max_in_flight}")
+        if overlap_elementwise not in (None, True, False):
+            raise ValueError(
+                f"overlap_elementwise must be True, False or None, got {overlap_elementwise!r}"
+            )
         coefficient_schedule(ns_coefficients, ns_steps)  # validates both
         if ns_fp8 and ns_accuracy is None:
             raise ValueError(
@@ -181,6 +194,7 @@ class Muon(torch.optim.Optimizer):
         self.job_numel = job_numel
         self.max_in_flight = max_in_flight
         self.fused_elementwise = fused_elementwise
+        self.overlap_elementwise = overlap_elementwise
         self.spread_replicas = spread_replicas
         adamw_defaults = {
             "lr": lr if adamw_lr is None else adamw_lr,
@@ -207,6 +221,7 @@ class Muon(torch.optim.Optimizer):
                     self.ns_choice(group, p)  # refuses bad NS settings before any step
         self._plans: dict[tuple, tuple[Plan, DataPath]] = {}
         self._process_groups: dict[tuple, Any] = {}
+        self._side_streams: dict[torch.device, tuple[torch.cuda.Stream, torch.cuda.Stream]] = {}
         self.last_step_stats = StepStats()
         self.last_step_time_s = 0.0
 
@@ -275,28 +290,62 @@ class Muon(torch.optim.Optimizer):
                 by_setting.setdefault(setting, []).append((group, name, p))
         for (_, ns_steps, eps), items in by_setting.items():
             plan, path = self._plan(items, items[0][0]["ns_coefficients"], ns_steps)
+            momentum, update = [], []  # per parameter, its two passes (`elementwise.py`)
             for (group, _, p), direction in zip(items, path.directions):
                 state = self.state[p]
                 if "momentum_buffer" not in state:
                     state["momentum_buffer"] = torch.zeros_like(p)
-                self._elementwise(momentum_direction, p)(
-                    _local(p.grad),
-                    _local(state["momentum_buffer"]),
-                    group["momentum"],
-                    group["nesterov"],
-                    direction,
-                )
-            stats = orthogonalize(plan, path, eps=eps, max_in_flight=self.max_in_flight)
-            for (group, _, p), o in zip(items, path.directions):
                 unit_shape = unit_matrix_shape(tuple(p.shape), _granularity(group))
-                self._elementwise(apply_update, p)(
-                    _local(p),
-                    o,
-                    1 - group["lr"] * group["weight_decay"],
-                    adjusted_lr(group["lr"], group["adjust_lr_fn"], unit_shape),
+                momentum.append(
+                    partial(
+                        self._elementwise(momentum_direction, p),
+                        _local(p.grad),
+                        _local(state["momentum_buffer"]),
+                        group["momentum"],
+                        group["nesterov"],
+                        direction,
+                    )
                 )
+                update.append(
+                    partial(
+                        self._elementwise(apply_update, p),
+                        _local(p),
+                        direction,
+                        1 - group["lr"] * group["weight_decay"],
+                        adjusted_lr(group["lr"], group["adjust_lr_fn"], unit_shape),
+                    )
+                )
+            device = path.directions[0].device
+            overlap = self.overlap_elementwise
+            if overlap is None:
+                overlap = device.type == "cuda"
+            if overlap:
+                passes = JustInTime(momentum, update, self._streams(device))
+                stats = orthogonalize(
+                    plan,
+                    path,
+                    eps=eps,
+                    max_in_flight=self.max_in_flight,
+                    prepare=passes.prepare,
+                    finished=passes.finished,
+                )
+                passes.close()
+            else:
+                for run in momentum:
+                    run()
+                stats = orthogonalize(plan, path, eps=eps, max_in_flight=self.max_in_flight)
+                for run in update:
+                    run()
             _accumulate(total, stats)
         return total
+
+    def _streams(self, device: torch.device) -> tuple[torch.cuda.Stream, torch.cuda.Stream] | None:
+        """The two side streams of `JustInTime` on a CUDA `device`, made once; None elsewhere."""
+        if device.type != "cuda":
+            return None
+        if device not in self._side_streams:
+            self._side_streams[device] = (torch.cuda.Stream(device), torch.cuda.Stream(device))
+        return self._side_streams[device]
 
     def _elementwise(self, fn: Callable, p: Tensor) -> Callable:
         """`fn` compiled into one kernel where `fused_elementwise` says so, else eager."""

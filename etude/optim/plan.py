@@ -42,7 +42,22 @@ Predicted step, for each rank `r`, taking the slowest (seconds):
                   them: each held element once to NS and once back, each element received
                   from a peer once into the stacks and once into the buffer sent back, the
                   replicas' exchange once per copy sent and once per element received)
-    device      = ns + exposed + elementwise
+    hidden      = overlap x max(0, passes - first momentum - last updates), at most ns
+                  (Muon's `overlap_elementwise`, its default on CUDA: each parameter's
+                  momentum pass runs on a side stream just before NS first touches its
+                  direction, its update as soon as its results are back; `passes` is the
+                  local elements' share of `elementwise`. What cannot overlap, since it
+                  comes before the first NS or after the last: the momentum passes of
+                  every local element of a group spread over replicas (a replica's share
+                  holds units of nearly all its parameters, and its first jobs touch
+                  them) and, per other group, of about `max_in_flight` + 1 jobs'
+                  elements (`job_numel` each: the forwards issued first and the first
+                  local job); the updates of every local element of a spread group (the
+                  runtime unpacks the replicas' exchange after the last NS) and of about
+                  the last job's elements. `overlap` is the stated fraction
+                  `elementwise_overlap`, or the one measured with `--rates`; 0 without
+                  the overlap)
+    device      = ns + exposed + elementwise - hidden
     host[r]     = collectives * collective_overhead_s
                   + sum over groups of comm jobs * members * host_per_member_s
                   (every member of a group takes part in each of the group's jobs, and the
@@ -166,6 +181,19 @@ class Assumptions:
     # Count the HBM bytes of the FP8 products' operand casts and of the adds after them
     # (`ns_fp8_bytes`, what Muon runs); False predicts them fused into the products, a bound.
     fp8_extra_bytes: bool = True
+    # Muon's overlap_elementwise (its default on CUDA): the two passes issued per parameter
+    # on side streams beside NS (`elementwise.JustInTime`); False: before and after all NS.
+    overlap_elementwise: bool = True
+    # Fraction of the overlappable passes' time that hides under NS. The NS GEMMs are
+    # compute-bound and the passes memory-bound, so HBM bandwidth is not what they share:
+    # SMs are. Hopper GEMMs run persistent, one block per SM, and a kernel beside them gets
+    # SMs only as the GEMM's blocks retire and can push the GEMM into a second wave
+    # (pytorch/pytorch#147966 caps GEMM SMs because of it), so each pass slows NS by about
+    # the SM time it takes: full bandwidth needs many SMs, not all. Half is taken, between
+    # no gain (SMs shared pro rata) and perfect hiding, not measured on a GPU yet
+    # (`benchmarks/muon_calibrate.py` measures it; `--rates` then uses the measurement).
+    elementwise_overlap: float = 0.5
+    max_in_flight: int = 4  # Muon's max_in_flight: forwards issued before the first NS
 
 
 @dataclass(frozen=True)
@@ -176,13 +204,16 @@ class Rates:
     NS FLOP/s measured for it (its FLOPs as run over its time; "gram_triangular" with
     blocks of `ns_block` rows);
     `elementwise_bytes_s` is the bandwidth of Muon's fused elementwise passes. Shapes not
-    measured fall back to the stated `ns_efficiency`."""
+    measured fall back to the stated `ns_efficiency`. `elementwise_overlap` is the fraction
+    of the passes' time measured hidden under a batched NS call (None: the calibration did
+    not measure it; the stated one applies)."""
 
     source: str
     device: str
     ns: dict[tuple[int, int, str, int], float]
     elementwise_bytes_s: float
     ns_block: int | None = None
+    elementwise_overlap: float | None = None
 
     def ns_rate(
         self, shape: tuple[int, int], method: str, block: int | None, fp8_steps: int = 0
@@ -212,14 +243,24 @@ def load_rates(path: str) -> Rates:
         device = str(data["device"])
         block = data.get("ns_block")
         block = None if block is None else int(block)
+        # calibrations from before the overlap was measured have no "overlap"
+        overlap = data.get("overlap")
+        overlap = None if overlap is None else float(overlap["fraction"])
     except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError) as e:
         raise ValueError(
             f"--rates {path}: not a calibration file from benchmarks/muon_calibrate.py ({e!r})"
         ) from e
     if not ns or any(r <= 0 for r in ns.values()) or bandwidth <= 0:
         raise ValueError(f"--rates {path}: rates must be positive and at least one NS shape")
+    if overlap is not None and not 0 <= overlap <= 1:
+        raise ValueError(f"--rates {path}: the overlap fraction must be in [0, 1], got {overlap}")
     return Rates(
-        source=str(path), device=device, ns=ns, elementwise_bytes_s=bandwidth, ns_block=block
+        source=str(path),
+        device=device,
+        ns=ns,
+        elementwise_bytes_s=bandwidth,
+        ns_block=block,
+        elementwise_overlap=overlap,
     )
 
 
@@ -778,6 +819,10 @@ def predict(
         )
     if a.job_numel < 1:
         raise ValueError(f"--job-numel must be >= 1, got {a.job_numel}")
+    if not 0 <= a.elementwise_overlap <= 1:
+        raise ValueError(f"elementwise_overlap must be in [0, 1], got {a.elementwise_overlap}")
+    if a.max_in_flight < 1:
+        raise ValueError(f"max_in_flight must be >= 1, got {a.max_in_flight}")
     hw, layout, groups = HARDWARE[gpu], planned.layout, planned.groups
     flops = per_rank(planned, "flops")
     nvlink = per_rank(planned, "nvlink_numel") * a.ns_bytes
@@ -862,7 +907,25 @@ def predict(
     t_exposed = np.maximum(0.0, t_comm - t_ns) + t_comm / max(1, comm_jobs)
     elem_rate = rates.elementwise_bytes_s if rates else bw * hw.hbm_bytes_s
     t_elem = elem_bytes / elem_rate
-    t_device = t_ns + t_exposed + t_elem
+    measured_overlap = rates.elementwise_overlap if rates else None
+    overlap = a.elementwise_overlap if measured_overlap is None else measured_overlap
+    overlap = overlap if a.overlap_elementwise else 0.0
+    local = per_rank(planned, "local_numel")
+    first = np.zeros(layout.gpus, dtype=np.int64)  # elements whose momentum pass is exposed
+    spread_local = np.zeros(layout.gpus, dtype=np.int64)
+    for g in groups:
+        held = g.local_numel[ranks % len(g.local_numel)]
+        if g.replicas > 1:
+            spread_local += held
+            first += held
+        else:
+            first += np.minimum(held, (a.max_in_flight + 1) * a.job_numel)
+    first = first * (eb.local - eb.update)
+    last = np.minimum(local, a.job_numel + spread_local) * eb.update
+    t_passes = local * eb.local / elem_rate
+    t_hidden = overlap * np.maximum(0.0, t_passes - (first + last) / elem_rate)
+    t_hidden = np.minimum(t_hidden, t_ns)
+    t_device = t_ns + t_exposed + t_elem - t_hidden
     t_launch = collectives * a.collective_overhead_s
     t_python = sum(c * len(g.family.ranks) for g, (_, c) in zip(groups, jobs))
     t_python *= a.host_per_member_s
@@ -878,6 +941,7 @@ def predict(
         "ns_s": float(t_ns[worst]),
         "exposed_comm_s": float(t_exposed[worst]),
         "elementwise_s": float(t_elem[worst]),
+        "elementwise_hidden_s": float(t_hidden[worst]),
         "host_s": t_host,
     }
     step = max(t_host, float(t_device[worst]))
@@ -906,6 +970,9 @@ def predict(
             "ns": "stated" if rates is None else f"measured ({rates.source}, {rates.device})",
             "ns_unmeasured_shapes": sorted(list(s) for s in unmeasured) if rates else [],
             "elementwise": "stated" if rates is None else f"measured ({rates.source})",
+            "elementwise_overlap": (
+                "stated" if measured_overlap is None else f"measured ({rates.source})"
+            ),
         },
         "element_bytes": asdict(eb),
         "groups": [_group_summary(g, a.ns_bytes, *j) for g, j in zip(groups, jobs)],
@@ -1048,7 +1115,11 @@ def main(args: argparse.Namespace) -> int:
     if args.ns_fp8 and not args.ns_accuracy:
         raise ValueError("--ns-fp8 chooses FP8 steps from a measured table: pass --ns-accuracy")
     rates = load_rates(args.rates) if args.rates else None
-    assumptions = Assumptions(ns_efficiency=args.ns_efficiency, job_numel=args.job_numel)
+    assumptions = Assumptions(
+        ns_efficiency=args.ns_efficiency,
+        job_numel=args.job_numel,
+        overlap_elementwise=not args.no_overlap,
+    )
     options = {
         "gpus_per_node": args.gpus_per_node,
         "ep": args.ep,
@@ -1186,6 +1257,18 @@ def print_report(report: dict, console: Console) -> None:
                 if src["elementwise"] == "stated"
                 else src["elementwise"]
             ),
+        ),
+        (
+            "elementwise hidden under NS",
+            -t["elementwise_hidden_s"] or 0.0,  # not "-0 s" when nothing hides
+            "passes overlapped with NS on side streams (--no-overlap: none); "
+            + (
+                f"stated: {a['elementwise_overlap']:.0%} of them hidden"
+                if src["elementwise_overlap"] == "stated"
+                else src["elementwise_overlap"]
+            )
+            if a["overlap_elementwise"]
+            else "not overlapped (--no-overlap)",
         ),
         ("device (sum of the above)", t["device_s"], ""),
         (

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -618,6 +619,8 @@ class JobPath:
     load: Pairs  # directions (my own pieces) and recv -> stacks
     store: Pairs  # results -> recv and directions (my own pieces)
     unpack: Pairs  # send -> directions
+    own: tuple[int, ...]  # parameters of my own pieces (read by load, written by store)
+    packed: tuple[int, ...]  # parameters of pieces that travel (read by pack, written by unpack)
 
 
 @dataclass
@@ -631,6 +634,7 @@ class GatherPath:
     pack: Pairs  # directions -> my share in send
     repeat: Pairs  # my share -> its copy for each further replica
     unpack: Pairs  # recv -> directions
+    unpacked: tuple[int, ...]  # parameters that unpack writes
 
 
 @dataclass
@@ -640,11 +644,14 @@ class DataPath:
     `directions[i]` (local shard shape of parameter `i`, NS dtype) holds the direction to
     orthogonalize when a step starts and the orthogonalized update when it ends: every
     piece's result goes back where the piece came from. Jobs of equal batch shapes share
-    their NS stacks, which they use one after another."""
+    their NS stacks, which they use one after another. `writes[i]` counts the copy sites
+    (a job's store or unpack, a gather's unpack) that write into `directions[i]`: after
+    the last of them it holds its final update."""
 
     directions: list[Tensor]
     jobs: list[JobPath | None]  # by plan.jobs; None for the jobs of other replicas
     gathers: list[GatherPath]
+    writes: list[int]
 
 
 def ns_result(b: int, m: int, n: int, dtype: torch.dtype, device: torch.device) -> Tensor:
@@ -677,6 +684,11 @@ def data_path(plan: Plan, dtype: torch.dtype, device: torch.device) -> DataPath:
     def local(ps: list[Piece]) -> list[Tensor]:
         return [directions[p.param][p.local] for p in ps]
 
+    def params(lists: list[list[Piece]]) -> tuple[int, ...]:
+        return tuple(sorted({p.param for ps in lists for p in ps}))
+
+    writes = [0] * len(directions)
+
     jobs: list[JobPath | None] = []
     for job in plan.jobs:
         if not job.mine:
@@ -704,10 +716,13 @@ def data_path(plan: Plan, dtype: torch.dtype, device: torch.device) -> DataPath:
         for ps, flat in zip(recvs, _flat_views(recv, recvs)):
             load += located_copies(ps, in_unit(stacks, ps), flat)
             store += located_copies(ps, flat, in_unit(results, ps))
+        own_params, packed = params([own]), params(sends)
+        for i in own_params + packed:  # written by store and by unpack
+            writes[i] += 1
         jobs.append(
             JobPath(
                 send_sizes, recv_sizes, send, recv, list(stacks), list(results),
-                pack, load, store, unpack,
+                pack, load, store, unpack, own_params, packed,
             )
         )  # fmt: skip
     gathers = []
@@ -738,8 +753,15 @@ def data_path(plan: Plan, dtype: torch.dtype, device: torch.device) -> DataPath:
             segments = gather.pieces[replica]
             for ps, flat in zip(segments, _flat_views(recv, segments, int(starts[chunk]))):
                 unpack += located_copies(ps, local(ps), flat)
-        gathers.append(GatherPath(send_sizes, recv_sizes, send, recv, pack, repeat, unpack))
-    return DataPath(directions, jobs, gathers)
+        unpacked = params(
+            [ps for r, segments in enumerate(gather.pieces) if r != me for ps in segments]
+        )
+        for i in unpacked:
+            writes[i] += 1
+        gathers.append(
+            GatherPath(send_sizes, recv_sizes, send, recv, pack, repeat, unpack, unpacked)
+        )
+    return DataPath(directions, jobs, gathers, writes)
 
 
 def orthogonalize(
@@ -748,12 +770,21 @@ def orthogonalize(
     *,
     eps: float,
     max_in_flight: int = 4,
+    prepare: Callable[[tuple[int, ...]], None] | None = None,
+    finished: Callable[[int], None] | None = None,
 ) -> StepStats:
     """Run `plan` on this rank: orthogonalize `path.directions` in place (see `DataPath`),
     and return this step's telemetry. Pieces travel in the directions' dtype: NS casts its
     input to it first, so casting before the transfer gives the same result with fewer
     bytes. `max_in_flight=1` turns overlap off: each transfer is waited for as soon as it
     is started.
+
+    The caller may fill and use the directions as the step goes (Muon's
+    `overlap_elementwise`): `prepare(params)` is called before every copy that reads or
+    writes the directions of `params` (indices into `plan.local_boxes`), and
+    `finished(i)` once per parameter, as soon as the last copy into `directions[i]` has
+    been issued (at the start for a parameter with no local elements). Without them the
+    directions must be filled before the call and are complete after it.
 
     Every element is copied once on its way to the NS input and once on its way back
     (`elementwise.element_bytes` counts them): a piece I send is copied into the send
@@ -765,6 +796,23 @@ def orthogonalize(
     """
     stats = StepStats(imbalance=plan.imbalance)
     by_job = {id(job): p for job, p in zip(plan.jobs, path.jobs)}
+    remaining = list(path.writes)
+
+    def access(params: tuple[int, ...]) -> None:
+        if prepare is not None and params:
+            prepare(params)
+
+    def written(params: tuple[int, ...]) -> None:
+        for i in params:
+            remaining[i] -= 1
+            if remaining[i] == 0 and finished is not None:
+                finished(i)
+
+    for i, count in enumerate(remaining):
+        if count == 0:  # nothing of it on this rank: ready before anything runs
+            access((i,))
+            if finished is not None:
+                finished(i)
 
     def copy(pairs: Pairs) -> None:
         for dst, src in pairs:
@@ -789,6 +837,7 @@ def orthogonalize(
     def forward(job: Job):
         """The pieces I hold of units my peers own, packed and sent to them."""
         p = by_job[id(job)]
+        access(p.packed)
         copy(p.pack)
         return start(p.send, p.recv, p.send_sizes, p.recv_sizes, job.group.process_group)
 
@@ -796,6 +845,7 @@ def orthogonalize(
         """Batched NS of the units I own (`[B, m, n]` per batch): pieces into the stacks,
         results into the buffer sent back and, for my own pieces, the directions."""
         p = by_job[id(job)]
+        access(p.own)
         copy(p.load)
         t0 = time.perf_counter()
         for batch, stack, result in zip(job.batches, p.stacks, p.results):
@@ -814,6 +864,7 @@ def orthogonalize(
             stats.ns_calls += 1
         stats.ns_time_s += time.perf_counter() - t0
         copy(p.store)
+        written(p.own)
 
     def run(jobs: list[Job]) -> None:
         """Run `jobs` (all mine) to the end: local ones while the first transfers travel."""
@@ -847,7 +898,9 @@ def orthogonalize(
                 forwards[id(group_jobs[k])] = forward(group_jobs[k])
         for job, work in backward:
             wait(work)
-            copy(by_job[id(job)].unpack)
+            p = by_job[id(job)]
+            copy(p.unpack)
+            written(p.packed)
 
     mine = [j for j in plan.jobs if j.mine]
     run([j for j in mine if j.replica is not None])
@@ -862,5 +915,7 @@ def orthogonalize(
     run([j for j in mine if j.replica is None])
     for g, work in gathering:
         wait(work)
+        access(g.unpacked)
         copy(g.unpack)
+        written(g.unpacked)
     return stats
