@@ -4,6 +4,7 @@ reward 1.0 from the real grader, no monitor finding, the demonstration marker in
 trajectory format (refused by the RL update), and held-out tasks never demonstrated."""
 
 import json
+import random
 import shutil
 
 import pytest
@@ -22,9 +23,9 @@ from etude.recipes.coding.curriculum import (
 )
 from etude.recipes.coding.demonstrations import (
     READ_WINDOW,
+    ScriptedSolver,
     build_demonstrations,
     edit_arguments,
-    ScriptedSolver,
     edit_hunks,
     first_turns,
     read_arguments,
@@ -156,8 +157,6 @@ def test_a_plain_solver_reads_the_named_files_then_writes_runs_and_answers(curri
     """`plain=True`: the one path, under every seed: reads of the files the task changes,
     then the writes or edits, one run of the check, the answer; no listing, search, wrong
     tool name or deliberate failed attempt. The varied solver takes other paths."""
-    import random
-
     task_dir = split_dirs(curriculum, "train")[0]
 
     def calls(plain: bool, seed: int) -> list[str]:
