@@ -183,19 +183,26 @@ def fp8_ns_rates(model: str, device: torch.device, batch_numel: int, reps: int) 
     return rows
 
 
-def elementwise_rate(device: torch.device, numel: int, reps: int) -> dict:
-    """Bandwidth of the two fused passes (momentum + Nesterov + cast; decay + update)."""
+def fused_passes(device: torch.device, numel: int) -> Callable[[], None]:
+    """Muon's two passes (momentum + Nesterov + cast; decay + update) on `numel` fp32
+    elements with a bf16 direction, compiled into one kernel each on CUDA, as one call."""
     compiled = device.type == "cuda"
     direction = fused(momentum_direction) if compiled else momentum_direction
     update = fused(apply_update) if compiled else apply_update
     grad, buf, param = (torch.randn(numel, device=device) for _ in range(3))
     ortho = torch.randn(numel, device=device, dtype=torch.bfloat16)
 
-    def passes():
+    def passes() -> None:
         direction(grad, buf, 0.95, True, ortho)
         update(param, ortho, 0.999, 0.01)
 
-    seconds = timed(passes, device, reps)
+    return passes
+
+
+def elementwise_rate(device: torch.device, numel: int, reps: int) -> dict:
+    """Bandwidth of the two fused passes (`fused_passes`)."""
+    compiled = device.type == "cuda"
+    seconds = timed(fused_passes(device, numel), device, reps)
     # The two passes alone (the copies to and from NS are counted apart: `moved`).
     per_element = element_bytes(4, 2, fused=True).local
     return {
@@ -222,17 +229,10 @@ def overlap_fraction(
     g = g.to(torch.bfloat16)
     schedule = coefficient_schedule(QUINTIC, STEPS)
     compiled = device.type == "cuda"
-    direction = fused(momentum_direction) if compiled else momentum_direction
-    update = fused(apply_update) if compiled else apply_update
-    grad, buf, param = (torch.randn(numel, device=device) for _ in range(3))
-    ortho = torch.randn(numel, device=device, dtype=torch.bfloat16)
+    passes_once = fused_passes(device, numel)
 
     def ns():
         newton_schulz(g, schedule, method=method, block=block)
-
-    def passes_once():
-        direction(grad, buf, 0.95, True, ortho)
-        update(param, ortho, 0.999, 0.01)
 
     ns_s, once_s = timed(ns, device, reps), timed(passes_once, device, reps)
     repeats = max(1, round(PASSES_SHARE * ns_s / once_s))
