@@ -203,14 +203,15 @@ def build_warm_start(args) -> tuple[dict, Path, list[Path], list[Path]]:
 
         data["demonstration_lengths"] = demonstration_lengths(demos, load_policy("")[1])
         return data, root, train_dirs, heldout_dirs
-    records = [json.loads(x) for x in demos.read_text().splitlines() if x.strip()]
-    if args.first_turns:  # train on how episodes open only (short sequences for a CPU)
-        cut = root / f"{name}.first_turns.jsonl"
-        cut.write_text("".join(json.dumps(first_turns(r)) + "\n" for r in records))
-        demos = cut
-    if args.through_write:  # or on the reads that lead to the first change, and the change
-        cut = root / f"{name}.through_first_write.jsonl"
-        cut.write_text("".join(json.dumps(through_first_write(r)) + "\n" for r in records))
+    # SFT on how episodes open only (short sequences for a CPU), or on the reads that lead
+    # to the first change and the change
+    cut_fn = (
+        first_turns if args.first_turns else through_first_write if args.through_write else None
+    )
+    if cut_fn is not None:
+        records = [json.loads(x) for x in demos.read_text().splitlines() if x.strip()]
+        cut = root / f"{name}.{cut_fn.__name__}.jsonl"
+        cut.write_text("".join(json.dumps(cut_fn(r)) + "\n" for r in records))
         demos = cut
     sft_cfg = parse_config(
         {
