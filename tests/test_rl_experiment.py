@@ -89,10 +89,14 @@ def test_arms_share_everything_but_the_feedback():
         "gated λ=0.5",
         "gated λ=0.5 frozen",
         "advantage_weight next_turn frozen",
+        "kl λ=0.5 forward next_turn frozen",
     ]
     assert {c.loss.scope for name, c in configs.items() if "next_turn" not in name} == {"turn"}
     assert configs["advantage_weight next_turn frozen"].loss == replace(
         configs["advantage_weight frozen"].loss, scope="next_turn"
+    )
+    assert configs["kl λ=0.5 forward next_turn frozen"].loss == replace(
+        configs["kl λ=0.5"].loss, scope="next_turn", estimator="forward_kl"
     )
     targeted = ("tool_not_found", "invalid_arguments")
     assert configs["rl"].loss.weights == {} and configs["rl"].loss.modes == {}

@@ -91,7 +91,16 @@ def arms(base: RunConfig, lam: float, frozen: TeacherSettings = FROZEN) -> dict[
         # the turn after the failed call, where the gap check finds the hinted teacher
         # ahead of the student (docs/textual-feedback.md)
         "advantage_weight next_turn frozen": next_turn(arm("advantage_weight", frozen)),
+        # the teacher's whole distribution there (forward KL), not only its log-prob of the
+        # student's sampled tokens: the gap check's gain is on the action the student missed
+        f"kl λ={lam} forward next_turn frozen": next_turn(forward_kl(arm("kl", frozen))),
     }
+
+
+def forward_kl(cfg: RunConfig) -> RunConfig:
+    """`cfg` with its distillation term estimated as KL(teacher ‖ student) over the full
+    vocabulary."""
+    return replace(cfg, loss=replace(cfg.loss, estimator="forward_kl"))
 
 
 def next_turn(cfg: RunConfig) -> RunConfig:
