@@ -321,3 +321,33 @@ def test_gradient_dtype_mismatch_names_the_parameter():
     p.grad = torch.ones(4, 4, dtype=torch.float32)
     with pytest.raises(ValueError, match=r"parameter .w.: gradient dtype torch\.float32 differs"):
         opt.step()
+
+
+def test_passes_write_into_ns_buffers_and_strided_shards_keep_a_buffer():
+    # Heads and experts: the momentum pass writes each direction straight into the NS
+    # stacks and the update reads the NS results (no direction buffer). A transposed
+    # parameter, and a non-contiguous gradient, get the same bits as contiguous copies: the
+    # parameter keeps a direction buffer, the gradient is made contiguous.
+    def run(strided: bool):
+        g = torch.Generator().manual_seed(0)
+        q, e = torch.randn(12, 10, generator=g), torch.randn(3, 4, 6, generator=g)
+        t = torch.randn(9, 5, generator=g)
+        params = [torch.nn.Parameter(x) for x in (q, e, t.T.contiguous().T if strided else t)]
+        groups = [{"params": params[:1], "heads": 2}, {"params": params[1:]}]
+        opt = Muon(groups, lr=0.02, weight_decay=0.1, ns_dtype=torch.float32)
+        for _ in range(2):
+            for p in params:
+                grad = torch.randn(p.shape[::-1], generator=g).permute(*reversed(range(p.ndim)))
+                p.grad = grad if strided else grad.contiguous()
+            opt.step()
+        ((_, path),) = opt._plans.values()
+        return params, path
+
+    got, path = run(strided=True)
+    want, contiguous = run(strided=False)
+    assert not got[2].is_contiguous() and not got[0].grad.is_contiguous()
+    for a, b in zip(got, want):
+        assert torch.equal(a, b)
+    assert [d is not None for d in path.directions] == [False, False, True]
+    assert [d is not None for d in contiguous.directions] == [False, False, False]
+    assert all(at is not None for parts in contiguous.inputs for _, at in parts)

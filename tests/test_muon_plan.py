@@ -511,6 +511,10 @@ def _check_prediction(
     )
     assert report["per_rank"]["elementwise_bytes"]["max"] == elementwise.max()
     copies = piece_copies_per_rank(planned, Assumptions().job_numel)
+    # The experts' group is not spread: its passes move its held pieces, with no copies.
+    assert (per_rank(planned, "folded_numel") > 0).all()
+    through_buffers = piece_copies_per_rank(planned, Assumptions().job_numel, fold_copies=False)
+    assert (through_buffers > copies).all()
     for rank, (
         imb,
         bytes_sent,

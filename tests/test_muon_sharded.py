@@ -141,7 +141,7 @@ def _run_case(
         opt.step()
         flops.append(opt.last_step_stats.ns_flops)
     full = {n: (p.full_tensor() if sharded else p).detach().clone() for n, p in params.items()}
-    return full, flops, opt.last_step_stats, _merged(opt)
+    return full, flops, opt.last_step_stats, _merged(opt), _passed(opt)
 
 
 def _merged(opt: Muon) -> int:
@@ -153,6 +153,17 @@ def _merged(opt: Muon) -> int:
             if job_path is not None:
                 merged += sum(len(ps) for ps in job.recv) - len(job_path.load)
     return merged
+
+
+def _passed(opt: Muon) -> int:
+    """Parts of the momentum passes written straight into NS stacks or send buffers (a
+    group not spread over replicas: no direction buffer, no copy of its own pieces)."""
+    return sum(
+        at is not None
+        for _, path in opt._plans.values()
+        for parts in path.inputs
+        for _, at in parts
+    )
 
 
 def _rank_all_cases(world: int) -> dict:
@@ -172,6 +183,12 @@ def test_sharded_equals_single_process(world):
     results = run_on_ranks(_rank_all_cases, world, world, timeout_s=240)
     # Some pieces went through NS as runs, so the comparisons below cover merged copies.
     assert sum(r[3] for by_case in results for r in by_case.values()) > 0
+    # Groups not spread over replicas had their passes write and read the NS buffers; the
+    # spread HSDP case copied through direction buffers.
+    for variant in results[0]:
+        passed = sum(by_case[variant][4] for by_case in results)
+        spread = variant.startswith("hsdp") and variant != "hsdp/repeated"
+        assert (passed == 0) if spread else (passed > 0), (variant, passed)
     for name, case in cases(world).items():
         references = {
             "": _run_case(case, sharded=False)[:2],

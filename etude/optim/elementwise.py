@@ -8,8 +8,12 @@
 Each is one expression. Eagerly (the CPU path) it runs op by op, equal to the unfused
 lerp-based reference to float rounding (the tests bound it at 1e-6 in fp32); under
 `torch.compile` (the default on CUDA: `fused(fn)`) inductor turns each into one kernel,
-which is what `element_bytes` counts, with the copies to and from Newton–Schulz around
-them. Floats in arithmetic stay symbolic, so a changing
+which is what `element_bytes` counts, with the copies to and from Newton–Schulz that the
+passes cannot do. Sharded Muon calls them once per part of a parameter's local shard
+(`sharded.DataPath`): outside groups spread over replicas the momentum pass writes each
+run of pieces straight into the NS stacks or send buffer and the update reads it from the
+NS results or send buffer, with views of the gradient, buffer and parameter located alike.
+Floats in arithmetic stay symbolic, so a changing
 learning rate does not recompile, and shapes are dynamic, so one compiled kernel per tensor
 rank serves every parameter. `JustInTime` issues both per parameter as Newton–Schulz
 reaches it, on side streams on CUDA, so that they overlap it.
@@ -30,8 +34,9 @@ def momentum_direction(
     """Advance `buf` in place (an EMA of gradients, `buf <- buf + (1 - momentum)(grad - buf)`)
     and write the direction to orthogonalize into `out` (in its dtype, the NS dtype):
     `grad` blended toward the new buffer (Nesterov) or the buffer itself. Elementwise, so a
-    local shard is updated exactly as the full tensor would be. `out` is a buffer kept from
-    step to step (sharded Muon locates its pieces in it once per plan)."""
+    local shard, or any view of it, is updated exactly as the full tensor would be. `out`
+    is a view kept from step to step (sharded Muon's direction buffer, or a run of pieces
+    in an NS stack or send buffer, located once per plan) of `grad`'s shape."""
     # Written out rather than as lerp: dynamo specializes lerp's weight, so a momentum
     # schedule would recompile every step, but leaves a float in arithmetic symbolic.
     buf.copy_(buf + (grad - buf) * (1 - momentum))
@@ -50,13 +55,16 @@ class JustInTime:
     they run beside the Newton–Schulz of other parameters instead of before and after all
     of it (Muon's `overlap_elementwise`).
 
-    `momentum[i]` is parameter i's momentum pass (it fills the parameter's direction),
-    `update[i]` its update from the orthogonalized direction. With `streams` (CUDA: one for
-    momentum passes, one for updates, so that an update waiting for its results never holds
-    back a later parameter's momentum pass) a momentum pass runs on the first and the
-    current stream waits for it before Newton–Schulz touches that direction; an update
-    runs on the second after an event recorded on the current stream behind the last copy
-    into its direction. Without (CPU) each runs at once, in the same order. Either way a
+    `momentum[i]` is parameter i's momentum pass (it fills the parameter's direction, in its
+    direction buffer or straight in the NS stacks and send buffers), `update[i]` its update
+    from the orthogonalized direction. With `streams` (CUDA: one for momentum passes, one
+    for updates, so that an update waiting for its results never holds back a later
+    parameter's momentum pass) a momentum pass runs on the first and the current stream
+    waits for it before Newton–Schulz or a transfer touches that direction; an update runs
+    on the second after an event recorded on the current stream behind the last write into
+    its results (NS, a copy, or the wait for a transfer). Without (CPU) each runs at once,
+    in the same order. A parameter's passes cover buffers of several jobs, so the jobs
+    whose parameters' passes write into them own their NS stacks. Either way a
     parameter's passes are the same ops on the same tensors as in the sequential step, and
     no pass reads what another parameter's pass writes, so the results are bit-identical.
     """
@@ -94,7 +102,7 @@ class JustInTime:
             self._main.wait_event(done)
 
     def finished(self, i: int) -> None:
-        """Run parameter i's update: its direction holds the orthogonalized update (on CUDA,
+        """Run parameter i's update: its outputs hold the orthogonalized update (on CUDA,
         once the current stream's work issued so far is done)."""
         if i not in self._prepared or i in self._finished:
             raise RuntimeError(f"parameter {i}: update issued before its momentum or twice")
@@ -138,7 +146,8 @@ class ElementBytes:
     - update: the part of `local` the second pass (the update) moves, the rest being the
       momentum pass's (`JustInTime` issues the two at different times);
     - moved: an element copied on its way to a Newton–Schulz input or back (read and
-      write, `ns_bytes` each; `sharded.orthogonalize` says which copies there are);
+      write, `ns_bytes` each; `sharded.orthogonalize` says which copies there are: those
+      the passes do not do themselves);
     - owned: an element of a unit the rank orthogonalizes, whatever its method;
     - normalized: an element of a unit it orthogonalizes with the standard iteration,
       which takes the Frobenius norm in one pass and scales by it in another (the Gram

@@ -33,6 +33,7 @@ from etude.optim.ns_choice import AccuracyTable, NSChoice, load_accuracy_table, 
 from etude.optim.routing import Route, check_strict, report, route
 from etude.optim.sharded import (
     DataPath,
+    Located,
     ParamSpec,
     Plan,
     StepStats,
@@ -291,31 +292,54 @@ class Muon(torch.optim.Optimizer):
         for (_, ns_steps, eps), items in by_setting.items():
             plan, path = self._plan(items, items[0][0]["ns_coefficients"], ns_steps)
             momentum, update = [], []  # per parameter, its two passes (`elementwise.py`)
-            for (group, _, p), direction in zip(items, path.directions):
+            for (group, _, p), inputs, outputs in zip(items, path.inputs, path.outputs):
                 state = self.state[p]
                 if "momentum_buffer" not in state:
                     state["momentum_buffer"] = torch.zeros_like(p)
-                unit_shape = unit_matrix_shape(tuple(p.shape), _granularity(group))
+                grad, buf, param = _local(p.grad), _local(state["momentum_buffer"]), _local(p)
+                if any(at is not None for _, at in inputs) and not grad.is_contiguous():
+                    grad = grad.contiguous()  # read only: its parts are located on this layout
+                # One call per part: the direction written straight where NS or the
+                # all-to-all reads it, the update read where NS or the all-to-all leaves it.
+                momentum_pass = self._elementwise(momentum_direction, p)
+                update_pass = self._elementwise(apply_update, p)
+                step = adjusted_lr(
+                    group["lr"],
+                    group["adjust_lr_fn"],
+                    unit_matrix_shape(tuple(p.shape), _granularity(group)),
+                )
                 momentum.append(
                     partial(
-                        self._elementwise(momentum_direction, p),
-                        _local(p.grad),
-                        _local(state["momentum_buffer"]),
-                        group["momentum"],
-                        group["nesterov"],
-                        direction,
+                        _run_all,
+                        [
+                            partial(
+                                momentum_pass,
+                                _view(grad, at),
+                                _view(buf, at),
+                                group["momentum"],
+                                group["nesterov"],
+                                direction,
+                            )
+                            for direction, at in inputs
+                        ],
                     )
                 )
                 update.append(
                     partial(
-                        self._elementwise(apply_update, p),
-                        _local(p),
-                        direction,
-                        1 - group["lr"] * group["weight_decay"],
-                        adjusted_lr(group["lr"], group["adjust_lr_fn"], unit_shape),
+                        _run_all,
+                        [
+                            partial(
+                                update_pass,
+                                _view(param, at),
+                                result,
+                                1 - group["lr"] * group["weight_decay"],
+                                step,
+                            )
+                            for result, at in outputs
+                        ],
                     )
                 )
-            device = path.directions[0].device
+            device = _local(items[0][2]).device
             overlap = self.overlap_elementwise
             if overlap is None:
                 overlap = device.type == "cuda"
@@ -390,7 +414,11 @@ class Muon(torch.optim.Optimizer):
                         f" but placements {getattr(p, 'placements', ())} imply {held}"
                     )
             device = _local(items[0][2]).device
-            self._plans[key] = (plan, data_path(plan, self.ns_dtype, device))
+            # A shard that is not contiguous keeps a direction buffer: the passes' views of
+            # the others are located on a contiguous layout.
+            strided = {k for k, (_, _, p) in enumerate(items) if not _local(p).is_contiguous()}
+            path = data_path(plan, self.ns_dtype, device, buffered=strided)
+            self._plans[key] = (plan, path)
         return self._plans[key]
 
     def _adamw_step(self, group: dict) -> None:
@@ -508,6 +536,16 @@ def _check_grads_agree(params: list[Tensor]) -> int:
 
 def _local(t: Tensor) -> Tensor:
     return t.to_local() if isinstance(t, DTensor) else t
+
+
+def _view(t: Tensor, at: Located | None) -> Tensor:
+    """The part `at` of a local shard `t` (None: all of it)."""
+    return t if at is None else at.of(t)
+
+
+def _run_all(calls: list[Callable[[], None]]) -> None:
+    for call in calls:
+        call()
 
 
 def _accumulate(total: StepStats, stats: StepStats) -> None:

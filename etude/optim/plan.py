@@ -39,9 +39,12 @@ Predicted step, for each rank `r`, taking the slowest (seconds):
                    + elements copied to or from an NS input x 2 ns_bytes
                    + elements of owned standard-NS units x 3 ns_bytes) / HBM bw
                   (`elementwise.element_bytes`; copies as `sharded.orthogonalize` makes
-                  them: each held element once to NS and once back, each element received
-                  from a peer once into the stacks and once into the buffer sent back, the
-                  replicas' exchange once per copy sent and once per element received)
+                  them: each element received from a peer once into the stacks and once
+                  into the buffer sent back, and, in a group spread over replicas, each
+                  held element once to NS and once back and the replicas' exchange once
+                  per copy sent and once per element received; in the other groups the
+                  passes write and read a held element where NS and the all-to-all take
+                  and leave it, so its copies are part of the passes)
     hidden      = overlap x max(0, passes - first momentum - last updates), at most ns
                   (Muon's `overlap_elementwise`, its default on CUDA: each parameter's
                   momentum pass runs on a side stream just before NS first touches its
@@ -66,7 +69,9 @@ Predicted step, for each rank `r`, taking the slowest (seconds):
                   + piece copies[r] * PIECE_COPY_OPS * host_per_op_s
                   (each copy of a piece, or of a run of pieces of consecutive units
                   merged into one strided view, to or from an NS input or the
-                  replicas' exchange is one `copy_` of views located once per plan)
+                  replicas' exchange is one `copy_` of views located once per plan; the
+                  passes' calls, one per parameter or, outside spread groups, per run
+                  of its pieces, are not counted)
                   (each batched NS call, one per job and unit shape a rank owns units of,
                   issues `ns_host_ops` torch ops: counted on meta tensors)
     step        = max(max host, device of the slowest rank)
@@ -178,6 +183,12 @@ class Assumptions:
     # slices and views locating a piece, and its `copy_`) for every piece.
     piece_copy_ops: int = PIECE_COPY_OPS
     merge_runs: bool = True
+    # The passes write and read the NS buffers themselves (what Muon runs): a parameter of
+    # a group not spread over replicas has its momentum pass write its pieces into the NS
+    # stacks and send buffers and its update read them back, with no copies of its own;
+    # False predicts every group copying its pieces through direction buffers, as the
+    # spread groups do (and every group did before).
+    fold_copies: bool = True
     # Count the HBM bytes of the FP8 products' operand casts and of the adds after them
     # (`ns_fp8_bytes`, what Muon runs); False predicts them fused into the products, a bound.
     fp8_extra_bytes: bool = True
@@ -311,6 +322,7 @@ class GroupResult:
     local_numel: np.ndarray  # elements of the member's shards
     owned_numel: np.ndarray  # elements of the units it owns
     moved_numel: np.ndarray  # element copies to and from NS inputs (ElementBytes.moved)
+    folded_numel: np.ndarray  # element copies the passes do instead (not spread: held x 2)
     normalized_numel: np.ndarray  # elements of owned units NS normalizes by a pass
     replica_of: np.ndarray  # [U] the replica orthogonalizing each unit (all 0: not spread)
     gather_sent_numel: np.ndarray  # elements of the all-gather across replicas, sent
@@ -373,14 +385,19 @@ class GroupResult:
                 count += 1
         return job
 
-    def piece_copies(self, job_numel: int, merge_runs: bool = True) -> np.ndarray:
+    def piece_copies(
+        self, job_numel: int, merge_runs: bool = True, fold_copies: bool = True
+    ) -> np.ndarray:
         """`copy_` calls per member slot (`[len(flops)]`) of one step, as
         `sharded.data_path` locates them with jobs of `job_numel`: a holder's pieces of
         consecutive units of one parameter, of one shape, going to one owner in one job
-        form a run, copied as one strided view (`located_copies`). Each run is copied into
-        the send buffer and back out by a holder that does not own its units, into the NS
-        stacks and out of the results by the owner, and once more in the replicas'
-        exchange (`_exchange_copies`). Without `merge_runs`, every piece is its own run."""
+        form a run, copied as one strided view (`located_copies`). In a group spread over
+        replicas (every group without `fold_copies`) each run is copied into the send
+        buffer and back out by a holder that does not own its units, into the NS stacks
+        and out of the results by the owner, and once more in the replicas' exchange
+        (`_exchange_copies`); in any other group only the runs an owner receives from its
+        peers are copied, into the stacks and out of the results (the passes move the
+        rest). Without `merge_runs`, every piece is its own run."""
         n, replicas = len(self.family.ranks), self.replicas
         job = self.job_of(job_numel)
         owner_slot = self.replica_of * n + self.owners
@@ -402,8 +419,11 @@ class GroupResult:
             first = has & ~continues  # runs, by their first unit
             holder = self.replica_of[start:stop, None] * n + np.arange(n)[None, :]
             away = first & (self.owners[start:stop, None] != np.arange(n)[None, :])
-            copies += 2 * _counts(holder.ravel(), away.ravel(), size)
-            copies += 2 * _counts(slot, first.sum(axis=1), size)
+            if fold_copies and replicas == 1:
+                copies += 2 * _counts(slot, away.sum(axis=1), size)
+            else:
+                copies += 2 * _counts(holder.ravel(), away.ravel(), size)
+                copies += 2 * _counts(slot, first.sum(axis=1), size)
             runs += _counts(holder.ravel(), first.ravel(), size)
         return copies + _exchange_copies(runs.reshape(replicas, n), replicas)
 
@@ -570,6 +590,11 @@ def plan_group(
     held = np.stack([c["held"] for c in per_replica])  # [replicas, n]
     gather_sent = ((replicas - 1) * held).reshape(-1)
     gather_received = (held.sum(axis=0)[None, :] - held).reshape(-1)
+    # Each held element to NS and back: copied through the direction buffers in a spread
+    # group, written and read by the passes themselves in any other.
+    held_copies = 2 * held.reshape(-1)
+    from_peers = np.concatenate([c["moved"] for c in per_replica])
+    spread_over = replicas > 1
     return GroupResult(
         family=family,
         units=units,
@@ -580,9 +605,8 @@ def plan_group(
         network_numel=np.concatenate([c["network"] for c in per_replica]),
         local_numel=np.tile(local, replicas),
         owned_numel=np.concatenate([c["owned"] for c in per_replica]),
-        moved_numel=np.concatenate([c["moved"] for c in per_replica])
-        + gather_sent
-        + gather_received,
+        moved_numel=from_peers + gather_sent + gather_received + spread_over * held_copies,
+        folded_numel=(not spread_over) * held_copies,
         normalized_numel=np.concatenate([c["normalized"] for c in per_replica]),
         replica_of=replica_of,
         gather_sent_numel=gather_sent,
@@ -611,10 +635,10 @@ def _count_share(
     units: list[Unit], owners: np.ndarray, n: int, node: np.ndarray
 ) -> dict[str, np.ndarray]:
     """Per member of a group of `n` on nodes `node` (`[n]`), for `units` owned by `owners`:
-    elements sent inside / across nodes, owned, held, copied to and from NS inputs (each
-    held element there and back, each element received from a peer into the stacks and
-    its result into the buffer sent back) and owned in units of the standard NS, and which
-    units communicate."""
+    elements sent inside / across nodes, owned, held, copied on the owner to and from NS
+    inputs ("moved": each element received from a peer into the stacks and its result into
+    the buffer sent back) and owned in units of the standard NS, and which units
+    communicate."""
     nvlink = np.zeros(n, dtype=np.int64)
     network = np.zeros(n, dtype=np.int64)
     owned = np.zeros(n, dtype=np.int64)
@@ -643,7 +667,7 @@ def _count_share(
         "nvlink": nvlink,
         "network": network,
         "owned": owned,
-        "moved": 2 * (held_total + from_peers),
+        "moved": 2 * from_peers,
         "normalized": normalized,
         "held": held_total,
     }
@@ -785,13 +809,15 @@ def ns_calls_per_rank(planned: Planned, job_numel: int) -> tuple[np.ndarray, np.
     return calls_total, ops_total
 
 
-def piece_copies_per_rank(planned: Planned, job_numel: int, merge_runs: bool = True) -> np.ndarray:
+def piece_copies_per_rank(
+    planned: Planned, job_numel: int, merge_runs: bool = True, fold_copies: bool = True
+) -> np.ndarray:
     """`copy_` calls of pieces per global rank (`[gpus]`) with jobs of `job_numel`
     (`GroupResult.piece_copies`), summed over groups as `per_rank` sums."""
     ranks = np.arange(planned.layout.gpus)
     total = np.zeros(planned.layout.gpus, dtype=np.int64)
     for g in planned.groups:
-        copies = g.piece_copies(job_numel, merge_runs)
+        copies = g.piece_copies(job_numel, merge_runs, fold_copies)
         total += copies[ranks % len(copies)]
     return total
 
@@ -831,9 +857,12 @@ def predict(
     )
     network = per_rank(planned, "network_numel") * a.ns_bytes + gather
     eb = a.element_bytes or element_bytes(4, a.ns_bytes, a.fused_elementwise)
+    moved = per_rank(planned, "moved_numel")
+    if not a.fold_copies:
+        moved = moved + per_rank(planned, "folded_numel")
     elem_bytes = (
         per_rank(planned, "local_numel") * eb.local
-        + per_rank(planned, "moved_numel") * eb.moved
+        + moved * eb.moved
         + per_rank(planned, "owned_numel") * eb.owned
         + per_rank(planned, "normalized_numel") * eb.normalized
     )
@@ -931,7 +960,7 @@ def predict(
     t_python *= a.host_per_member_s
     ns_calls, ns_ops = ns_calls_per_rank(planned, a.job_numel)
     t_ns_host = ns_ops * a.host_per_op_s
-    copies = piece_copies_per_rank(planned, a.job_numel, a.merge_runs)
+    copies = piece_copies_per_rank(planned, a.job_numel, a.merge_runs, a.fold_copies)
     t_copies = copies * a.piece_copy_ops * a.host_per_op_s
     t_host_per_rank = t_launch + t_python + t_ns_host + t_copies
     t_host = float(t_host_per_rank.max())
@@ -984,7 +1013,7 @@ def predict(
             "replica_gather_bytes": _stats(gather),
             "elementwise_bytes": _stats(elem_bytes),
             "elementwise_numel": {
-                name: _stats(per_rank(planned, f"{name}_numel"))
+                name: _stats(moved if name == "moved" else per_rank(planned, f"{name}_numel"))
                 for name in ("local", "moved", "owned", "normalized")
             },
             "collectives": collectives,

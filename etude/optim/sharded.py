@@ -29,11 +29,17 @@ granularity), so no metadata is exchanged:
    ownership of later groups, so a rank that owns a large dense unit gets fewer expert
    units.
 
-5. Data path. Every buffer of a step (each parameter's direction, which NS results come
-   back into; each job's send and receive buffers, used by both all-to-alls; NS stacks
-   and results, shared by jobs of one batch shape) is made once per plan, and every copy
-   is located in them then (`data_path`): a step issues one `copy_` per copy, a run of a
-   holder's pieces of consecutive units going to one owner one strided copy.
+5. Data path. Every buffer of a step (each job's send and receive buffers, used by both
+   all-to-alls; NS stacks and results) is made once per plan, and every copy is located
+   in them then (`data_path`): a step issues one `copy_` per copy, a run of a holder's
+   pieces of consecutive units going to one owner one strided copy. The elementwise
+   passes write and read those buffers themselves where they can (`DataPath`): a
+   parameter of a group that is not spread over replicas has its momentum pass write its
+   direction straight into the NS stacks (pieces of units this rank owns) and the send
+   buffers (the rest), and its update read the results where NS and the backward
+   all-to-all leave them. Only a group spread over replicas keeps a direction buffer per
+   parameter, which its pieces are copied out of and its results, from this replica's
+   jobs and from the replicas' exchange, into.
 
 The runtime keeps up to `max_in_flight` forward transfers per group outstanding while it
 computes, so communication of later jobs overlaps NS of earlier ones. Jobs of replicated
@@ -45,6 +51,7 @@ mismatch nor deadlock.
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from collections.abc import Callable
@@ -607,7 +614,9 @@ def _flat_views(buffer: Tensor, lists: list[list[Piece]], offset: int = 0) -> li
 
 @dataclass
 class JobPath:
-    """One job's buffers and copies, kept from step to step (`data_path`)."""
+    """One job's buffers and copies, kept from step to step (`data_path`). A job of a group
+    not spread over replicas copies only the pieces its peers send: the elementwise passes
+    write and read this rank's own pieces in `stacks`, `results` and `send` (`DataPath`)."""
 
     send_sizes: list[int]
     recv_sizes: list[int]
@@ -619,8 +628,8 @@ class JobPath:
     load: Pairs  # directions (my own pieces) and recv -> stacks
     store: Pairs  # results -> recv and directions (my own pieces)
     unpack: Pairs  # send -> directions
-    own: tuple[int, ...]  # parameters of my own pieces (read by load, written by store)
-    packed: tuple[int, ...]  # parameters of pieces that travel (read by pack, written by unpack)
+    own: tuple[int, ...]  # parameters of my own pieces (read by NS, their results written)
+    packed: tuple[int, ...]  # parameters of pieces that travel (sent, results returned)
 
 
 @dataclass
@@ -637,18 +646,60 @@ class GatherPath:
     unpacked: tuple[int, ...]  # parameters that unpack writes
 
 
+@dataclass(frozen=True)
+class Located:
+    """A view of a parameter's local shard, located on the shard's own layout (contiguous):
+    `of(t)` is that view of `t`, the gradient, momentum buffer or parameter."""
+
+    size: tuple[int, ...]
+    stride: tuple[int, ...]
+    offset: int  # elements from the start of the shard
+
+    @staticmethod
+    def of_view(view: Tensor) -> Located:
+        """The location of `view`, a view of a contiguous tensor of the shard's shape."""
+        return Located(tuple(view.shape), tuple(view.stride()), view.storage_offset())
+
+    def of(self, t: Tensor) -> Tensor:
+        """This view of `t` (contiguous, the shard's shape)."""
+        if not t.is_contiguous():  # its strides would locate other elements
+            raise ValueError(f"a located view needs a contiguous tensor, got strides {t.stride()}")
+        return t.as_strided(self.size, self.stride, t.storage_offset() + self.offset)
+
+
+# The parts of one parameter's elementwise pass: per part, the tensor the momentum pass
+# writes its direction into (or the update reads its result from) and the view of the
+# local shard it holds (None: the whole shard, as it is laid out).
+Parts = list[tuple[Tensor, Located | None]]
+
+
 @dataclass
 class DataPath:
     """Every buffer and copy of a plan's step on one rank, made once per plan.
 
-    `directions[i]` (local shard shape of parameter `i`, NS dtype) holds the direction to
-    orthogonalize when a step starts and the orthogonalized update when it ends: every
-    piece's result goes back where the piece came from. Jobs of equal batch shapes share
-    their NS stacks, which they use one after another. `writes[i]` counts the copy sites
-    (a job's store or unpack, a gather's unpack) that write into `directions[i]`: after
-    the last of them it holds its final update."""
+    `inputs[i]` are the parts parameter i's momentum pass writes its direction into (NS
+    dtype), `outputs[i]` the parts its update reads the orthogonalized direction from.
 
-    directions: list[Tensor]
+    - A parameter of a group spread over replicas has one of each, its direction buffer
+      `directions[i]` (local shard shape): its pieces are copied from it to NS, and their
+      results, from this replica's jobs and the replicas' exchange, back into it.
+    - Any other parameter has no buffer (`directions[i]` None): its inputs are its pieces'
+      views in the NS stacks (units this rank owns) and in the send buffers (the rest),
+      its outputs their views in the NS results and the send buffers (the backward
+      all-to-all returns results into them); runs of pieces are one part each
+      (`located_copies`). Every element of its shard is in one input and one output, so
+      the momentum pass writes exactly what the copies out of a direction buffer would
+      have moved, and the update reads what the copies back would have.
+
+    The jobs of groups not spread each have NS stacks of their own, since a parameter's
+    momentum pass fills all its pieces at once; those of spread groups share theirs by
+    batch shape, using them one after another. `writes[i]` counts the sites that write
+    parameter i's outputs (a job's NS or unpack, a gather's unpack): after the last of
+    them its update can run."""
+
+    directions: list[Tensor | None]
+    inputs: list[Parts]
+    outputs: list[Parts]
     jobs: list[JobPath | None]  # by plan.jobs; None for the jobs of other replicas
     gathers: list[GatherPath]
     writes: list[int]
@@ -662,40 +713,87 @@ def ns_result(b: int, m: int, n: int, dtype: torch.dtype, device: torch.device) 
     return torch.empty(b, m, n, dtype=dtype, device=device)
 
 
-def data_path(plan: Plan, dtype: torch.dtype, device: torch.device) -> DataPath:
-    """The buffers of `plan` in `dtype` on `device`, and every copy of a step located in
-    them, merged into runs where exact (`located_copies`)."""
+def _per_param(
+    pieces: list[Piece], dsts: list[Tensor], srcs: list[Tensor]
+) -> list[tuple[int, tuple[Tensor, Tensor]]]:
+    """`located_copies` of `pieces`, each pair with the parameter its pieces belong to (a
+    run never spans two parameters)."""
+    out = []
+    for param, ks in itertools.groupby(range(len(pieces)), key=lambda k: pieces[k].param):
+        ks = list(ks)
+        pairs = located_copies(*([xs[k] for k in ks] for xs in (pieces, dsts, srcs)))
+        out += [(param, pair) for pair in pairs]
+    return out
+
+
+def data_path(
+    plan: Plan, dtype: torch.dtype, device: torch.device, buffered: set[int] | None = None
+) -> DataPath:
+    """The buffers of `plan` in `dtype` on `device`, every copy of a step and every part of
+    the elementwise passes located in them, merged into runs where exact
+    (`located_copies`; see `DataPath`). The parameters in `buffered` keep a direction
+    buffer even outside a spread group (Muon's whose local shard is not contiguous, where
+    views located on a contiguous shard would address other elements)."""
+    shapes = [tuple(int(s) for s in box[:, 1] - box[:, 0]) for box in plan.local_boxes]
+    spread = {p.param for j in plan.jobs if j.replica is not None for ps in j.send for p in ps}
+    keep = spread | (buffered or set())
     directions = [
-        torch.empty(tuple(int(s) for s in box[:, 1] - box[:, 0]), dtype=dtype, device=device)
-        for box in plan.local_boxes
+        torch.empty(shape, dtype=dtype, device=device) if i in keep else None
+        for i, shape in enumerate(shapes)
     ]
+    inputs: list[Parts] = [[] if d is None else [(d, None)] for d in directions]
+    outputs: list[Parts] = [[] if d is None else [(d, None)] for d in directions]
+    # Where pieces lie in their parameter's shard: in its direction buffer, or in a meta
+    # tensor of the shard's layout (no memory), a view of which `Located` records.
+    shards = [torch.empty(s, device="meta") if d is None else d for s, d in zip(shapes, directions)]
     pool: dict[tuple[int, int, int], tuple[Tensor, Tensor]] = {}
 
-    def batch_tensors(batch: Batch) -> tuple[Tensor, Tensor]:
+    def batch_tensors(batch: Batch, shared: bool) -> tuple[Tensor, Tensor]:
         (m, n), b = batch.matrix_shape, len(batch.slots)
-        if (b, m, n) not in pool:
-            stack = torch.empty(b, m, n, dtype=dtype, device=device)
-            pool[b, m, n] = (stack, ns_result(b, m, n, dtype, device))
+        if not shared or (b, m, n) not in pool:
+            tensors = (
+                torch.empty(b, m, n, dtype=dtype, device=device),
+                ns_result(b, m, n, dtype, device),
+            )
+            if not shared:
+                return tensors
+            pool[b, m, n] = tensors
         return pool[b, m, n]
 
     def empty(numel: int) -> Tensor:
         return torch.empty(numel, dtype=dtype, device=device)
 
     def local(ps: list[Piece]) -> list[Tensor]:
-        return [directions[p.param][p.local] for p in ps]
+        return [shards[p.param][p.local] for p in ps]
 
     def params(lists: list[list[Piece]]) -> tuple[int, ...]:
         return tuple(sorted({p.param for ps in lists for p in ps}))
 
-    writes = [0] * len(directions)
+    def into(parts: list[Parts], located: list[tuple[int, tuple[Tensor, Tensor]]]) -> None:
+        """Record (buffer view, shard view) pairs as parts of their parameters' passes."""
+        for param, (buffer, shard) in located:
+            parts[param].append((buffer, Located.of_view(shard)))
+
+    def copied(pieces: list[Piece], *views: list[Tensor]) -> list[tuple[list, ...]]:
+        """`pieces` and their `views` in two: those of parameters with a direction buffer
+        (copied through it), then the others (moved by the passes)."""
+        halves = []
+        for buffer in (True, False):
+            keep = [k for k, p in enumerate(pieces) if (directions[p.param] is not None) == buffer]
+            halves.append(([pieces[k] for k in keep], *([v[k] for k in keep] for v in views)))
+        return halves
+
+    writes = [0] * len(shapes)
 
     jobs: list[JobPath | None] = []
     for job in plan.jobs:
         if not job.mine:
             jobs.append(None)
             continue
+        shared = job.replica is not None  # a spread group's: its stacks shared
         where = job.batch_positions()
-        stacks, results = zip(*(batch_tensors(b) for b in job.batches)) if job.batches else ((), ())
+        tensors = [batch_tensors(b, shared) for b in job.batches]
+        stacks, results = zip(*tensors) if tensors else ((), ())
 
         def in_unit(tensors, ps: list[Piece], job=job, where=where) -> list[Tensor]:
             return [
@@ -708,16 +806,28 @@ def data_path(plan: Plan, dtype: torch.dtype, device: torch.device) -> DataPath:
         send, recv = empty(sum(send_sizes)), empty(sum(recv_sizes))
         own = job.recv[job.group.me]
         pack, load, store, unpack = [], [], [], []
-        load += located_copies(own, in_unit(stacks, own), local(own))
-        store += located_copies(own, local(own), in_unit(results, own))
+        (mine, stacked, done), (passed, stacked_p, done_p) = copied(
+            own, in_unit(stacks, own), in_unit(results, own)
+        )
+        load += located_copies(mine, stacked, local(mine))
+        store += located_copies(mine, local(mine), done)
+        into(inputs, _per_param(passed, stacked_p, local(passed)))
+        into(outputs, [(i, (r, at)) for i, (at, r) in _per_param(passed, local(passed), done_p)])
         for ps, flat in zip(sends, _flat_views(send, sends)):
-            pack += located_copies(ps, flat, local(ps))
-            unpack += located_copies(ps, local(ps), flat)
+            (mine, views), (passed, views_p) = copied(ps, flat)
+            pack += located_copies(mine, views, local(mine))
+            unpack += located_copies(mine, local(mine), views)
+            # the momentum pass writes these here, the update reads their results here
+            into(inputs, _per_param(passed, views_p, local(passed)))
+            into(outputs, _per_param(passed, views_p, local(passed)))
+        # A peer's pieces lie in the receive buffer one after another and their units' other
+        # pieces elsewhere, so NS (which reads and writes whole `[B, m, n]` batches) takes
+        # them through copies into its stacks and back out of its results.
         for ps, flat in zip(recvs, _flat_views(recv, recvs)):
             load += located_copies(ps, in_unit(stacks, ps), flat)
             store += located_copies(ps, flat, in_unit(results, ps))
         own_params, packed = params([own]), params(sends)
-        for i in own_params + packed:  # written by store and by unpack
+        for i in own_params + packed:  # their results written by NS and by the backward
             writes[i] += 1
         jobs.append(
             JobPath(
@@ -761,7 +871,7 @@ def data_path(plan: Plan, dtype: torch.dtype, device: torch.device) -> DataPath:
         gathers.append(
             GatherPath(send_sizes, recv_sizes, send, recv, pack, repeat, unpack, unpacked)
         )
-    return DataPath(directions, jobs, gathers, writes)
+    return DataPath(directions, inputs, outputs, jobs, gathers, writes)
 
 
 def orthogonalize(
@@ -773,26 +883,27 @@ def orthogonalize(
     prepare: Callable[[tuple[int, ...]], None] | None = None,
     finished: Callable[[int], None] | None = None,
 ) -> StepStats:
-    """Run `plan` on this rank: orthogonalize `path.directions` in place (see `DataPath`),
-    and return this step's telemetry. Pieces travel in the directions' dtype: NS casts its
-    input to it first, so casting before the transfer gives the same result with fewer
-    bytes. `max_in_flight=1` turns overlap off: each transfer is waited for as soon as it
-    is started.
+    """Run `plan` on this rank: orthogonalize the directions `path.inputs` hold into
+    `path.outputs` (see `DataPath`), and return this step's telemetry. Pieces travel in
+    the NS dtype: NS casts its input to it first, so casting before the transfer gives the
+    same result with fewer bytes. `max_in_flight=1` turns overlap off: each transfer is
+    waited for as soon as it is started.
 
-    The caller may fill and use the directions as the step goes (Muon's
-    `overlap_elementwise`): `prepare(params)` is called before every copy that reads or
-    writes the directions of `params` (indices into `plan.local_boxes`), and
-    `finished(i)` once per parameter, as soon as the last copy into `directions[i]` has
-    been issued (at the start for a parameter with no local elements). Without them the
-    directions must be filled before the call and are complete after it.
+    The caller fills the inputs and uses the outputs (Muon's momentum passes and updates),
+    before and after the call or as the step goes (Muon's `overlap_elementwise`):
+    `prepare(params)` is called before NS or a transfer reads the inputs of `params`
+    (indices into `plan.local_boxes`), or a copy writes their direction buffers, and
+    `finished(i)` once per parameter, as soon as the last write into its outputs has
+    been issued (at the start for a parameter with no local elements).
 
-    Every element is copied once on its way to the NS input and once on its way back
-    (`elementwise.element_bytes` counts them): a piece I send is copied into the send
-    buffer and its result out of it; on the owner, a received piece goes straight into
-    its slot of the batch NS stacks and its result straight into the buffer sent back; a
-    piece I hold of a unit I own skips the all-to-all. Each copy is one `copy_` of views
-    located once per plan (`data_path`), a run of pieces one strided copy
-    (`located_copies`).
+    The copies (`elementwise.element_bytes` counts them) are those the passes cannot do:
+    on the owner, a piece received from a peer goes from the receive buffer into its slot
+    of the NS stacks and its result from the NS results into the buffer sent back; in a
+    group spread over replicas, every piece I hold of a unit my replica runs goes from its
+    direction buffer to the send buffer or the stacks and its result back, and the
+    replicas' exchange packs my share and unpacks the others' into the direction buffers.
+    Each copy is one `copy_` of views located once per plan (`data_path`), a run of pieces
+    one strided copy (`located_copies`).
     """
     stats = StepStats(imbalance=plan.imbalance)
     by_job = {id(job): p for job, p in zip(plan.jobs, path.jobs)}
@@ -835,15 +946,17 @@ def orthogonalize(
         stats.comm_wait_s += time.perf_counter() - t0
 
     def forward(job: Job):
-        """The pieces I hold of units my peers own, packed and sent to them."""
+        """The pieces I hold of units my peers own (packed from the direction buffers in a
+        spread group), sent to them."""
         p = by_job[id(job)]
         access(p.packed)
         copy(p.pack)
         return start(p.send, p.recv, p.send_sizes, p.recv_sizes, job.group.process_group)
 
     def compute(job: Job) -> None:
-        """Batched NS of the units I own (`[B, m, n]` per batch): pieces into the stacks,
-        results into the buffer sent back and, for my own pieces, the directions."""
+        """Batched NS of the units I own (`[B, m, n]` per batch): received pieces into the
+        stacks, their results into the buffer sent back (and, in a spread group, my own
+        pieces from and to their direction buffers)."""
         p = by_job[id(job)]
         access(p.own)
         copy(p.load)
