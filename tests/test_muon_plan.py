@@ -171,10 +171,18 @@ def test_overlap_hides_the_stated_fraction_of_the_passes_between_first_and_last_
     # momentum passes before the first NS: a spread group's all, 4 + 1 jobs of the others
     first = sum(n if is_spread else min(n, 5 * 64) for n, is_spread in held)
     eb, rate = element_bytes(4, 2, True), 0.8 * HARDWARE["h200"].hbm_bytes_s
-    edges = first * (eb.local - eb.update) + min(local, 64 + spread) * eb.update
-    hidden = 0.5 * (local * eb.local - edges) / rate
+    # The replicas' exchange is unpacked, and the spread group updated, beside the experts'
+    # NS: only the experts' last job's updates come after it.
+    unpack = per_rank(planned, "gather_received_numel")[w] * eb.moved
+    edges = first * (eb.local - eb.update) + min(local - spread, 64) * eb.update
+    hidden = 0.5 * (local * eb.local + unpack - edges) / rate
     assert 0 < hidden < t["ns_s"]
     assert t["elementwise_hidden_s"] == pytest.approx(hidden)
+    # Unpacked after the last NS instead, the spread group's updates are exposed too.
+    after = predict(planned, "h200", replace(a, exchange_aside=False))["time"]
+    edges = first * (eb.local - eb.update) + min(local, 64 + spread) * eb.update
+    assert after["elementwise_hidden_s"] == pytest.approx(0.5 * (local * eb.local - edges) / rate)
+    assert after["elementwise_hidden_s"] < t["elementwise_hidden_s"]
     assert on["sources"]["elementwise_overlap"] == "stated"
     assert t["device_s"] < off["time"]["device_s"]
     with pytest.raises(ValueError, match=r"elementwise_overlap must be in \[0, 1\]"):
@@ -343,8 +351,8 @@ SETTINGS = (
 )
 
 
-def _rank_tiny_step() -> list[tuple]:
-    return [_tiny_step(*setting) for setting in SETTINGS]
+def _rank_tiny_step() -> list:
+    return [*(_tiny_step(*setting) for setting in SETTINGS), _tiny_overlap_is_sequential()]
 
 
 _MATMULS = {torch.ops.aten.mm, torch.ops.aten.bmm, torch.ops.aten.baddbmm, torch.ops.aten.addmm}
@@ -427,9 +435,10 @@ def _counting_pass(counter: _HbmBytes, fn, reads: tuple[int, ...], writes: tuple
     return wrapper
 
 
-def _tiny_step(method: str, ns_block: int | None, accuracy: AccuracyTable | None) -> tuple:
+def _tiny_groups() -> list[dict]:
+    """The tiny preset's Muon parameters as DTensors on the 2 x 2 layout, with gradients."""
     mesh = init_device_mesh("cpu", (2, 2))
-    groups, params = [], []
+    groups = []
     for i, p in enumerate(preset("tiny").parameter_shapes()):
         if p.muon is None:
             continue
@@ -438,8 +447,25 @@ def _tiny_step(method: str, ns_block: int | None, accuracy: AccuracyTable | None
         full, grad = torch.randn(p.shape, generator=gen), torch.randn(p.shape, generator=gen)
         param = torch.nn.Parameter(distribute_tensor(full, mesh, placements, src_data_rank=None))
         param.grad = distribute_tensor(grad, mesh, placements, src_data_rank=None)
-        params.append(param)
         groups.append({"params": [(p.name, param)], **p.muon})
+    return groups
+
+
+def _tiny_overlap_is_sequential() -> bool:
+    """Whether two overlapped steps (the replicas' exchange unpacked and the dense units
+    updated before the experts' jobs) give the bits of two sequential ones."""
+    results = []
+    for overlap in (True, False):
+        groups = _tiny_groups()
+        opt = Muon(groups, lr=0.02, overlap_elementwise=overlap)
+        for _ in range(2):
+            opt.step()
+        results.append([p.to_local() for g in groups for _, p in g["params"]])
+    return all(torch.equal(a, b) for a, b in zip(*results))
+
+
+def _tiny_step(method: str, ns_block: int | None, accuracy: AccuracyTable | None) -> tuple:
+    groups = _tiny_groups()
     # ns_dtype bf16: 2 bytes per element moved
     opt = Muon(groups, lr=0.02, ns_method=method, ns_block=ns_block, ns_accuracy=accuracy)
     opt.step()  # the first step also builds the plan and the momentum buffers
@@ -472,6 +498,7 @@ def test_prediction_equals_what_muon_reports_on_gloo():
         flops_of[setting[:2], setting[2] is not None] = _check_prediction(
             [r[k] for r in by_rank], *setting
         )
+    assert all(r[-1] for r in by_rank)  # the overlapped step is the sequential one, bit for bit
     default = flops_of[("auto", None), False].sum()
     assert flops_of[("auto", 16), False].sum() < default  # triangular ran
     assert flops_of[("auto", None), True].sum() < default  # so did 4-step units

@@ -21,7 +21,8 @@ reaches it, on side streams on CUDA, so that they overlap it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import torch
@@ -115,6 +116,18 @@ class JustInTime:
         self._streams[1].wait_event(written)
         with torch.cuda.stream(self._streams[1]):
             self._update[i]()
+
+    @contextlib.contextmanager
+    def aside(self) -> Iterator[None]:
+        """Issue work that may wait for a transfer without holding up the current stream
+        (the replicas' exchange, its unpack and the updates after it): on CUDA on the
+        update stream, after the current stream's work issued so far; else as it comes."""
+        if self._streams is None:
+            yield
+            return
+        self._streams[1].wait_stream(self._main)
+        with torch.cuda.stream(self._streams[1]):
+            yield
 
     def close(self) -> None:
         """Check every parameter was updated; on CUDA the current stream waits for both

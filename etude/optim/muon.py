@@ -352,6 +352,7 @@ class Muon(torch.optim.Optimizer):
                     max_in_flight=self.max_in_flight,
                     prepare=passes.prepare,
                     finished=passes.finished,
+                    aside=passes.aside,
                 )
                 passes.close()
             else:

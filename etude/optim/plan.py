@@ -45,21 +45,25 @@ Predicted step, for each rank `r`, taking the slowest (seconds):
                   per copy sent and once per element received; in the other groups the
                   passes write and read a held element where NS and the all-to-all take
                   and leave it, so its copies are part of the passes)
-    hidden      = overlap x max(0, passes - first momentum - last updates), at most ns
+    hidden      = overlap x max(0, passes + unpack - first momentum - last updates),
+                  at most ns
                   (Muon's `overlap_elementwise`, its default on CUDA: each parameter's
                   momentum pass runs on a side stream just before NS first touches its
                   direction, its update as soon as its results are back; `passes` is the
-                  local elements' share of `elementwise`. What cannot overlap, since it
-                  comes before the first NS or after the last: the momentum passes of
-                  every local element of a group spread over replicas (a replica's share
-                  holds units of nearly all its parameters, and its first jobs touch
-                  them) and, per other group, of about `max_in_flight` + 1 jobs'
-                  elements (`job_numel` each: the forwards issued first and the first
-                  local job); the updates of every local element of a spread group (the
-                  runtime unpacks the replicas' exchange after the last NS) and of about
-                  the last job's elements. `overlap` is the stated fraction
-                  `elementwise_overlap`, or the one measured with `--rates`; 0 without
-                  the overlap)
+                  local elements' share of `elementwise`, `unpack` the copies out of the
+                  replicas' exchange, which the runtime issues with the spread groups'
+                  updates on the update stream beside the other groups' NS, when there
+                  are other groups (`exchange_aside`; else they come after the last
+                  NS). What cannot overlap, since it comes before the first NS or after
+                  the last: the momentum passes of every local element of a group spread
+                  over replicas (a replica's share holds units of nearly all its
+                  parameters, and its first jobs touch them) and, per other group, of
+                  about `max_in_flight` + 1 jobs' elements (`job_numel` each: the
+                  forwards issued first and the first local job); the updates of about
+                  the last job's elements (and of every local element of a spread group
+                  when there is no other group's NS to run beside). `overlap` is the
+                  stated fraction `elementwise_overlap`, or the one measured with
+                  `--rates`; 0 without the overlap)
     device      = ns + exposed + elementwise - hidden
     host[r]     = collectives * collective_overhead_s
                   + sum over groups of comm jobs * members * host_per_member_s
@@ -189,6 +193,10 @@ class Assumptions:
     # False predicts every group copying its pieces through direction buffers, as the
     # spread groups do (and every group did before).
     fold_copies: bool = True
+    # The replicas' exchange unpacked, and its parameters updated, on the update stream
+    # beside the other groups' NS (what Muon runs with the overlap); False: after the last
+    # NS, as the runtime did before.
+    exchange_aside: bool = True
     # Count the HBM bytes of the FP8 products' operand casts and of the adds after them
     # (`ns_fp8_bytes`, what Muon runs); False predicts them fused into the products, a bound.
     fp8_extra_bytes: bool = True
@@ -950,9 +958,16 @@ def predict(
         else:
             first += np.minimum(held, (a.max_in_flight + 1) * a.job_numel)
     first = first * (eb.local - eb.update)
-    last = np.minimum(local, a.job_numel + spread_local) * eb.update
-    t_passes = local * eb.local / elem_rate
-    t_hidden = overlap * np.maximum(0.0, t_passes - (first + last) / elem_rate)
+    # The exchange's unpack and the spread groups' updates run beside the other groups'
+    # NS when there is such NS to run beside; else after the last NS.
+    if a.exchange_aside and any(g.replicas == 1 for g in groups):
+        unpack = per_rank(planned, "gather_received_numel") * eb.moved
+        last = np.minimum(local - spread_local, a.job_numel) * eb.update
+    else:
+        unpack = np.zeros(layout.gpus, dtype=np.int64)
+        last = np.minimum(local, a.job_numel + spread_local) * eb.update
+    t_beside = (local * eb.local + unpack) / elem_rate  # the passes and the unpack
+    t_hidden = overlap * np.maximum(0.0, t_beside - (first + last) / elem_rate)
     t_hidden = np.minimum(t_hidden, t_ns)
     t_device = t_ns + t_exposed + t_elem - t_hidden
     t_launch = collectives * a.collective_overhead_s

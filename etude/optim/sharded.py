@@ -51,10 +51,12 @@ mismatch nor deadlock.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -882,6 +884,7 @@ def orthogonalize(
     max_in_flight: int = 4,
     prepare: Callable[[tuple[int, ...]], None] | None = None,
     finished: Callable[[int], None] | None = None,
+    aside: Callable[[], AbstractContextManager] | None = None,
 ) -> StepStats:
     """Run `plan` on this rank: orthogonalize the directions `path.inputs` hold into
     `path.outputs` (see `DataPath`), and return this step's telemetry. Pieces travel in
@@ -894,7 +897,10 @@ def orthogonalize(
     `prepare(params)` is called before NS or a transfer reads the inputs of `params`
     (indices into `plan.local_boxes`), or a copy writes their direction buffers, and
     `finished(i)` once per parameter, as soon as the last write into its outputs has
-    been issued (at the start for a parameter with no local elements).
+    been issued (at the start for a parameter with no local elements). The replicas'
+    exchange is waited for, unpacked and its parameters finished under `aside()` (Muon's
+    update stream on CUDA), before the other groups' jobs are issued, so that on a GPU the
+    unpack and the updates after it run beside those groups' NS instead of after it.
 
     The copies (`elementwise.element_bytes` counts them) are those the passes cannot do:
     on the owner, a piece received from a peer goes from the receive buffer into its slot
@@ -1019,16 +1025,18 @@ def orthogonalize(
     run([j for j in mine if j.replica is not None])
     # Replicas exchange results while the other groups (experts) orthogonalize: my
     # replica's finished pieces to my counterparts in every other replica, theirs back.
-    gathering = []
+    # Unpacked and updated aside (on CUDA: a side stream, which waits for the exchange
+    # while the current stream goes on to the other groups' NS; the exchange depends on
+    # no collective of theirs, so waiting for it before them cannot deadlock).
     for gather, g in zip(plan.gathers, path.gathers):
         copy(g.pack)
         copy(g.repeat)
         group = gather.replicas.process_group
-        gathering.append((g, start(g.send, g.recv, g.send_sizes, g.recv_sizes, group)))
-    run([j for j in mine if j.replica is None])
-    for g, work in gathering:
-        wait(work)
+        work = start(g.send, g.recv, g.send_sizes, g.recv_sizes, group)
         access(g.unpacked)
-        copy(g.unpack)
-        written(g.unpacked)
+        with aside() if aside is not None else contextlib.nullcontext():
+            wait(work)
+            copy(g.unpack)
+            written(g.unpacked)
+    run([j for j in mine if j.replica is None])
     return stats
