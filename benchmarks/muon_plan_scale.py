@@ -42,10 +42,8 @@ it are those changes:
 - located: every copy's views located once per plan on kept buffers, one op (its
   `copy_`) per copy;
 - runs: a holder's pieces of consecutive units of one parameter going to one owner in one
-  job copied as one strided view: what Muon runs, the recommendation as it stands;
-- default_now: Muon's defaults (the "fused" setting) with the elementwise work and the
-  host's copies as they run now, without the elementwise overlap (`etude plan muon
-  --no-overlap`; default_overlap adds it);
+  job copied as one strided view: the recommendation with copies through direction
+  buffers;
 - big_jobs_full_products: the same jobs with full products, for reference ("change" is
   against "fused");
 - recommended_spread_always: the recommendation (runs) with `spread_replicas=True`
@@ -59,8 +57,6 @@ it are those changes:
   planner's `ns_accuracy`): 4 steps of "minimax_4" on each unit shape where the table
   puts them within 1.10x the 5-step quintic's polar error in the formulation they would
   run and they cost fewer FLOPs, 5 quintic steps elsewhere ("change" against "runs");
-- default_per_shape: Muon's defaults as they run now with the same table ("change"
-  against "default_now");
 - fp8: per_shape with FP8 steps opted into (Muon's `ns_fp8`, `--ns-fp8`): the table may
   also give a shape 5 quintic steps whose first k run FP8 products, at the FP8 peak's
   rate plus the HBM bytes of their operand casts and adds (`ns_fp8_bytes`), as run
@@ -73,8 +69,36 @@ it are those changes:
   per_shape); every row above runs them before and after NS;
 - overlap_ideal: the same with all of the overlappable passes hidden, for reference: a
   bound;
+
+every row above copies each piece through a direction buffer, as the runtime did before
+its passes wrote and read the NS buffers themselves (`Assumptions.fold_copies=False`);
+the rows after it run that change (what Muon runs):
+- fold_no_overlap: per_shape with the passes writing and reading the NS buffers: a
+  parameter of a group not spread over replicas (the experts) has its momentum pass
+  write its direction straight into the NS stacks and send buffers and its update read
+  the results where NS and the all-to-all leave them, so only the pieces received from
+  peers and the spread groups' pieces are copied ("change" against per_shape);
+- fold: the same with the overlap ("change" against overlap);
+- fold_ideal: the same with all of the overlappable passes hidden, a bound ("change"
+  against overlap_ideal);
+
+the rows up to fold_ideal unpack the replicas' exchange and update the spread groups'
+parameters after the last NS, as the runtime did before (`exchange_aside=False`); the
+two rows after them issue both on the update stream beside the experts' NS (what Muon
+runs with the overlap):
+- aside: fold with the exchange unpacked and the dense units updated beside the experts'
+  NS: the recommendation as it runs now on CUDA ("change" against fold);
+- aside_ideal: the same with all of the overlappable work hidden, a bound ("change"
+  against fold_ideal);
+
+and Muon's defaults as they run now:
+- default_now: Muon's defaults (the "fused" setting) with the elementwise work and the
+  host's copies as they run now, without the elementwise overlap (`etude plan muon
+  --no-overlap`; default_overlap adds it), "change" against "fused";
+- default_per_shape: the same with the per-shape schedules ("change" against
+  default_now);
 - default_overlap: Muon's defaults with the overlap, what `etude plan muon` predicts
-  without options ("change" against default_now, which is `--no-overlap`).
+  without options ("change" against default_now).
 
 NS runs at the stated 0.60 of peak in every other row, the symmetric products' small
 panel GEMMs included: no GPU has measured it yet (`benchmarks/muon_calibrate.py` would).
@@ -133,6 +157,8 @@ class Setting:
     fp8_extra_bytes: bool = True  # count their casts' and adds' bytes
     overlap: bool = False  # elementwise passes overlapped with NS (Muon's overlap_elementwise)
     overlap_fraction: float | None = None  # of them hidden; None: the stated one
+    fold: bool = False  # the passes write and read the NS buffers (Assumptions.fold_copies)
+    aside: bool = False  # the exchange unpacked beside NS (Assumptions.exchange_aside)
 
 
 # (ops per piece copy, runs merged): before the views were located once per plan, located,
@@ -153,6 +179,8 @@ def element_bytes_of(data_path: str, fused: bool) -> ElementBytes | None:
     return None
 
 
+# Muon's defaults as they run now (with the overlap)
+NOW = Setting(data_path="runs", host_copies="runs", overlap=True, fold=True, aside=True)
 # the recommendation ("runs"): what Muon runs with --ns-block 256 --job-numel 134217728
 RECOMMENDED = Setting(
     block=SYMMETRIC_BLOCK, job_numel=BIG_JOBS, data_path="runs", host_copies="runs"
@@ -173,7 +201,6 @@ SETTINGS = {
     "runs": Setting(
         block=SYMMETRIC_BLOCK, job_numel=BIG_JOBS, data_path="runs", host_copies="runs"
     ),
-    "default_now": Setting(data_path="runs", host_copies="runs"),
     "big_jobs_full_products": Setting(job_numel=BIG_JOBS),
     "recommended_spread_always": Setting(
         spread=True, block=SYMMETRIC_BLOCK, job_numel=BIG_JOBS, data_path="runs", host_copies="runs"
@@ -191,12 +218,22 @@ SETTINGS = {
         host_copies="runs",
     ),
     "per_shape": replace(RECOMMENDED, per_shape=True),
-    "default_per_shape": Setting(data_path="runs", host_copies="runs", per_shape=True),
     "fp8": replace(RECOMMENDED, per_shape=True, fp8=True),
     "fp8_fused_casts": replace(RECOMMENDED, per_shape=True, fp8=True, fp8_extra_bytes=False),
     "overlap": replace(RECOMMENDED, per_shape=True, overlap=True),
     "overlap_ideal": replace(RECOMMENDED, per_shape=True, overlap=True, overlap_fraction=1.0),
-    "default_overlap": Setting(data_path="runs", host_copies="runs", overlap=True),
+    "fold_no_overlap": replace(RECOMMENDED, per_shape=True, fold=True),
+    "fold": replace(RECOMMENDED, per_shape=True, overlap=True, fold=True),
+    "fold_ideal": replace(
+        RECOMMENDED, per_shape=True, overlap=True, overlap_fraction=1.0, fold=True
+    ),
+    "aside": replace(RECOMMENDED, per_shape=True, overlap=True, fold=True, aside=True),
+    "aside_ideal": replace(
+        RECOMMENDED, per_shape=True, overlap=True, overlap_fraction=1.0, fold=True, aside=True
+    ),
+    "default_now": replace(NOW, overlap=False),
+    "default_per_shape": replace(NOW, overlap=False, per_shape=True),
+    "default_overlap": NOW,
 }
 
 
@@ -239,6 +276,8 @@ def run(model: str, gpus: int, gpu: str) -> dict:
             merge_runs=merge,
             fp8_extra_bytes=setting.fp8_extra_bytes,
             overlap_elementwise=setting.overlap,
+            fold_copies=setting.fold,
+            exchange_aside=setting.aside,
         )
         if setting.ns_efficiency is not None:
             a = replace(a, ns_efficiency=setting.ns_efficiency)
@@ -280,20 +319,28 @@ LABELS = {
     "trace_norm": "+ Gram norm from the trace",
     "located": "+ piece views located once per plan (1 op per copy)",
     "runs": "+ runs of pieces as one strided copy (recommended: --ns-block {block} "
-    "--job-numel 134217728, what runs)",
-    "default_now": "Muon's defaults without the overlap (etude plan muon --no-overlap)",
+    "--job-numel 134217728)",
     "big_jobs_full_products": "(jobs of 2^27 with full products, for reference)",
     "recommended_spread_always": "recommended, spread_replicas=True forced",
     "recommended_4_steps": "(recommended with 4 NS steps: not adopted, for reference)",
     "recommended_ns_at_matmul_rate": "recommended, NS at matmul rate (0.80)",
     "per_shape": "recommended + per-shape schedules (4 minimax_4 steps where measured "
     "within 1.10x, --ns-accuracy)",
-    "default_per_shape": "Muon's defaults + per-shape schedules (--ns-accuracy)",
     "fp8": "recommended + per-shape schedules with FP8 steps (opt-in: --ns-fp8), casts as run",
     "fp8_fused_casts": "(the same with the FP8 casts and adds fused away: a bound, for reference)",
     "overlap": "recommended + per-shape schedules + elementwise overlapped with NS "
     "({overlap:.0%} hidden, stated; Muon's default on CUDA)",
     "overlap_ideal": "(the same with all of it hidden: a bound, for reference)",
+    "fold_no_overlap": "recommended + per-shape schedules + the passes writing and reading "
+    "the NS buffers (no copies of the experts' own pieces), without the overlap",
+    "fold": "recommended + per-shape schedules + overlap + the passes writing and reading "
+    "the NS buffers",
+    "fold_ideal": "(the same with all of the overlappable passes hidden: a bound, for reference)",
+    "aside": "+ the replicas' exchange unpacked and the dense units updated beside the experts' "
+    "NS (what runs on CUDA)",
+    "aside_ideal": "(the same with all of the overlappable work hidden: a bound, for reference)",
+    "default_now": "Muon's defaults without the overlap (etude plan muon --no-overlap)",
+    "default_per_shape": "Muon's defaults + per-shape schedules (--ns-accuracy)",
     "default_overlap": "Muon's defaults, as it runs now (etude plan muon)",
 }
 # each row adds one lever to the one before; the references are against the row named
@@ -320,11 +367,16 @@ REFERENCE_OF = {
     "fp8_fused_casts": "per_shape",
     "overlap": "per_shape",
     "overlap_ideal": "per_shape",
+    "fold_no_overlap": "per_shape",
+    "fold": "overlap",
+    "fold_ideal": "overlap_ideal",
+    "aside": "fold",
+    "aside_ideal": "fold_ideal",
     "default_overlap": "default_now",
 }
 
 
-PER_SHAPE_ROWS = ("recommended_4_steps", "per_shape", "default_per_shape", "fp8")
+PER_SHAPE_ROWS = ("recommended_4_steps", "per_shape", "default_per_shape", "fp8", "fold_no_overlap")
 
 
 def schedules(report: dict) -> str:
