@@ -1305,7 +1305,8 @@ def print_report(report: dict, console: Console) -> None:
         (
             "elementwise hidden under NS",
             -t["elementwise_hidden_s"] or 0.0,  # not "-0 s" when nothing hides
-            "passes overlapped with NS on side streams (--no-overlap: none); "
+            "passes and the replicas' exchange unpack overlapped with NS on side streams "
+            "(--no-overlap: none); "
             + (
                 f"stated: {a['elementwise_overlap']:.0%} of them hidden"
                 if src["elementwise_overlap"] == "stated"

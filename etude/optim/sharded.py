@@ -617,8 +617,9 @@ def _flat_views(buffer: Tensor, lists: list[list[Piece]], offset: int = 0) -> li
 @dataclass
 class JobPath:
     """One job's buffers and copies, kept from step to step (`data_path`). A job of a group
-    not spread over replicas copies only the pieces its peers send: the elementwise passes
-    write and read this rank's own pieces in `stacks`, `results` and `send` (`DataPath`)."""
+    not spread over replicas copies only the pieces its peers send (and those of
+    parameters that keep a direction buffer): the elementwise passes write and read this
+    rank's own pieces in `stacks`, `results` and `send` (`DataPath`)."""
 
     send_sizes: list[int]
     recv_sizes: list[int]
