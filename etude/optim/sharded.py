@@ -51,7 +51,6 @@ mismatch nor deadlock.
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import math
 import time
@@ -898,10 +897,11 @@ def orthogonalize(
     `prepare(params)` is called before NS or a transfer reads the inputs of `params`
     (indices into `plan.local_boxes`), or a copy writes their direction buffers, and
     `finished(i)` once per parameter, as soon as the last write into its outputs has
-    been issued (at the start for a parameter with no local elements). The replicas'
-    exchange is waited for, unpacked and its parameters finished under `aside()` (Muon's
-    update stream on CUDA), before the other groups' jobs are issued, so that on a GPU the
-    unpack and the updates after it run beside those groups' NS instead of after it.
+    been issued (at the start for a parameter with no local elements). With `aside`, the
+    replicas' exchange is waited for, unpacked and its parameters finished under
+    `aside()` (Muon's update stream on CUDA) before the other groups' jobs are issued, so
+    that on a GPU the unpack and the updates after it run beside those groups' NS; without,
+    after those jobs.
 
     The copies (`elementwise.element_bytes` counts them) are those the passes cannot do:
     on the owner, a piece received from a peer goes from the receive buffer into its slot
@@ -1026,18 +1026,28 @@ def orthogonalize(
     run([j for j in mine if j.replica is not None])
     # Replicas exchange results while the other groups (experts) orthogonalize: my
     # replica's finished pieces to my counterparts in every other replica, theirs back.
-    # Unpacked and updated aside (on CUDA: a side stream, which waits for the exchange
-    # while the current stream goes on to the other groups' NS; the exchange depends on
-    # no collective of theirs, so waiting for it before them cannot deadlock).
+    # With `aside` (on CUDA: a side stream, which waits for the exchange while the current
+    # stream goes on to the other groups' NS) unpacked and updated before those groups'
+    # jobs are issued; the exchange depends on no collective of theirs, so waiting for it
+    # first cannot deadlock. Without, after them: a wait here would hold them up.
+    gathering = []
     for gather, g in zip(plan.gathers, path.gathers):
         copy(g.pack)
         copy(g.repeat)
         group = gather.replicas.process_group
-        work = start(g.send, g.recv, g.send_sizes, g.recv_sizes, group)
-        access(g.unpacked)
-        with aside() if aside is not None else contextlib.nullcontext():
+        gathering.append((g, start(g.send, g.recv, g.send_sizes, g.recv_sizes, group)))
+    if aside is not None:
+        for g, work in gathering:
+            access(g.unpacked)
+            with aside():
+                wait(work)
+                copy(g.unpack)
+                written(g.unpacked)
+    run([j for j in mine if j.replica is None])
+    if aside is None:
+        for g, work in gathering:
             wait(work)
+            access(g.unpacked)
             copy(g.unpack)
             written(g.unpacked)
-    run([j for j in mine if j.replica is None])
     return stats
