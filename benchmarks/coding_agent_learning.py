@@ -66,6 +66,7 @@ import time
 from pathlib import Path
 
 RESULT = Path(__file__).parent / "results" / "coding_agent_learning.json"
+RUN = ("settings", "data", "warm_start", "seeds")  # what one run writes
 
 
 def tool_call_rate(model, tok, task_dirs: list[Path], samples: int, seed: int) -> dict:
@@ -476,23 +477,36 @@ def main() -> None:
     args = parser.parse_args()
     if args.first_turns and args.through_write:
         parser.error("--first-turns and --through-write are two cuts of the same data: pick one")
-    result = json.loads(RESULT.read_text()) if RESULT.is_file() else {}
-    result |= {
+    header = {
         "benchmark": "coding_agent_learning",
         "machine": {"platform": platform.platform(), "python": platform.python_version()},
     }
-    run = result.setdefault(args.key, {}) if args.key else result
+    stored = json.loads(RESULT.read_text()) if RESULT.is_file() else {}
+    # the run's own part of the file; without --key that is the top-level fields a keyed
+    # run keeps under its key
+    run = stored.get(args.key, {}) if args.key else {k: stored[k] for k in RUN if k in stored}
     run["settings"] = {k: v for k, v in vars(args).items() if k not in ("seeds", "key")}
+
+    def save() -> None:
+        """Merge this run into RESULT as it is now on disk (another run, under another key,
+        may have saved since this one started), through a temporary file and a rename so
+        that an interrupted write leaves the previous file whole."""
+        result = (json.loads(RESULT.read_text()) if RESULT.is_file() else {}) | header
+        if args.key:
+            result[args.key] = run
+        else:
+            result |= run
+        RESULT.parent.mkdir(parents=True, exist_ok=True)
+        partial = RESULT.with_suffix(".json.partial")
+        partial.write_text(json.dumps(result, indent=2) + "\n")
+        partial.replace(RESULT)
+
     warm_record, warm, train_dirs, heldout_dirs = build_warm_start(args)
     run["data" if args.only_data else "warm_start"] = warm_record
     if args.only_data:
-        RESULT.write_text(json.dumps(result, indent=2) + "\n")
+        save()
         return
     seeds = run.setdefault("seeds", {})
-
-    def save() -> None:
-        RESULT.parent.mkdir(parents=True, exist_ok=True)
-        RESULT.write_text(json.dumps(result, indent=2) + "\n")
 
     for seed in args.seeds:
         seeds[str(seed)] = seed_tool_call_rate(args, seed, warm, heldout_dirs)
