@@ -34,8 +34,9 @@ On SmolLM2-135M-Instruct (a warm start that teaches it the call format, then the
         --gap-mistakes 32 --out benchmarks/results/textual_feedback_smollm2
         the CPU size: 3 arms x 3 seeds, about two hours on the 2-core machine
     (the arm "advantage_weight next_turn frozen" puts the hint after the failed call and
-    weights the student's next turn: docs/textual-feedback.md, "The hint on the turn after
-    the mistake")
+    weights the student's next turn, "kl λ=0.5 forward next_turn frozen" distills the
+    frozen teacher's whole distribution there: docs/textual-feedback.md, "The hint on the
+    turn after the mistake")
 
 The 5-seed versions for the single-H200 machine: benchmarks/textual_feedback_h200.sh (the
 byte policy, on the machine's CPU cores) and benchmarks/textual_feedback_smollm2_h200.sh
