@@ -9,7 +9,8 @@ given, split train/held-out with `--split-seed`, `--heldout-share` and
 `--plain`: the solver's one path without variation, in `demonstrations.plain.jsonl`),
 `etude.recipes.sft.train` (SmolLM2, the last `--train-layers` layers, seed `--split-seed`;
 with `--first-turns` on each demonstration cut after its first accepted tool call, with
-`--through-write` cut after its first accepted write or edit; with
+`--through-write` cut after its first accepted write or edit, with `--through-last-write`
+after its last (every region of the change, not only the first); with
 `--then-whole-steps N` that is followed by N steps on the whole demonstrations at
 `--then-whole-lr` (on the last `--then-whole-layers`, with `--whole-with-openings` on the
 first stage's cuts too, so the call format is rehearsed beside the later turns; in `--whole-name`),
@@ -161,6 +162,7 @@ def build_warm_start(args) -> tuple[dict, Path, list[Path], list[Path]]:
         build_demonstrations,
         first_turns,
         through_first_write,
+        through_last_write,
     )
     from etude.recipes.sft import parse_config, train
 
@@ -205,10 +207,13 @@ def build_warm_start(args) -> tuple[dict, Path, list[Path], list[Path]]:
         data["demonstration_lengths"] = demonstration_lengths(demos, load_policy("")[1])
         return data, root, train_dirs, heldout_dirs
     # SFT on how episodes open only (short sequences for a CPU), or on the reads that lead
-    # to the first change and the change
-    cut_fn = (
-        first_turns if args.first_turns else through_first_write if args.through_write else None
-    )
+    # to the first change and the change, or to every change
+    chosen = {
+        first_turns: args.first_turns,
+        through_first_write: args.through_write,
+        through_last_write: args.through_last_write,
+    }
+    cut_fn = next((fn for fn, on in chosen.items() if on), None)
     if cut_fn is not None:
         records = [json.loads(x) for x in demos.read_text().splitlines() if x.strip()]
         cut = root / f"{name}.{cut_fn.__name__}.jsonl"
@@ -455,9 +460,13 @@ def main() -> None:
     parser.add_argument("--train-layers", type=int, default=4, help="SFT's")
     parser.add_argument("--lr", type=float, default=0.002, help="Muon's learning rate")
     parser.add_argument("--plain", action="store_true", help="one-path demonstrations")
-    parser.add_argument("--first-turns", action="store_true", help="SFT on episode openings")
-    parser.add_argument(
+    cuts = parser.add_mutually_exclusive_group()  # three cuts of the same demonstrations
+    cuts.add_argument("--first-turns", action="store_true", help="SFT on episode openings")
+    cuts.add_argument(
         "--through-write", action="store_true", help="SFT on demos cut after their 1st write"
+    )
+    cuts.add_argument(
+        "--through-last-write", action="store_true", help="... after their last write"
     )
     parser.add_argument("--then-whole-steps", type=int, default=0, help="then whole ones")
     parser.add_argument("--then-whole-lr", type=float, default=0.005)
@@ -475,8 +484,6 @@ def main() -> None:
     parser.add_argument("--only-data", action="store_true", help="curriculum, demos; stop")
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"], help="SFT's")
     args = parser.parse_args()
-    if args.first_turns and args.through_write:
-        parser.error("--first-turns and --through-write are two cuts of the same data: pick one")
     header = {
         "benchmark": "coding_agent_learning",
         "machine": {"platform": platform.platform(), "python": platform.python_version()},

@@ -30,6 +30,7 @@ from etude.recipes.coding.demonstrations import (
     first_turns,
     read_arguments,
     through_first_write,
+    through_last_write,
 )
 from etude.rl.trajectory import DEMONSTRATION, ByteChat, TrajectoryFormatError, read_jsonl
 from etude.rl.update import StepSettings, rl_update
@@ -134,7 +135,7 @@ def _turn(name: str, k: int) -> list[dict]:
     ]
 
 
-def test_cuts_end_after_the_first_accepted_call_and_the_first_accepted_write():
+def test_cuts_end_after_the_first_accepted_call_and_the_first_or_last_accepted_write():
     """An opening ends with the first call the environment accepted (a rejected tool name
     before it stays in); the cut through the first write ends with the first write that
     was accepted, not with the reads before it nor with what follows."""
@@ -151,6 +152,13 @@ def test_cuts_end_after_the_first_accepted_call_and_the_first_accepted_write():
     assert written["messages"][-1]["tool_calls"][0]["function"]["name"] == "edit_file"
     reads_only = {"messages": messages[:6], "patch": ""}
     assert through_first_write(reads_only) is reads_only  # no write: kept whole
+    every_write = through_last_write(record)  # the edit, the run, then the last write
+    assert every_write["messages"] == messages[:11] and every_write["patch"] == ""
+    assert every_write["cut"] == "through_last_write"
+    assert every_write["messages"][-1]["tool_calls"][0]["function"]["name"] == "write_file"
+    assert through_last_write(reads_only) is reads_only
+    rejected = [*messages[:10], *_turn("cat", 9)]  # a rejected call is no write to cut at
+    assert through_last_write({"messages": rejected})["messages"] == messages[:7]
 
 
 def test_a_plain_solver_reads_the_named_files_then_writes_runs_and_answers(curriculum):

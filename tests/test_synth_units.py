@@ -15,7 +15,7 @@ from etude.synth.delete import delete_definitions, plant_canary, stub
 from etude.synth.discover import module_name, prepare
 from etude.synth.grade import score
 from etude.synth.slice import build_graph, slice_candidates
-from etude.synth.task import problem_statement
+from etude.synth.task import MAX_LISTED_TESTS, listed_tests, problem_statement
 from etude.synth.testrun import Outcome, SuiteRun
 from etude.synth.validate import check_collection, check_failure_reasons, split_outcomes
 
@@ -653,3 +653,24 @@ def test_affected_segments_equal_ast_source_segments():
     assert [_segment(lines, node) for node in tree.body] == [
         ast.get_source_segment(source, node) for node in tree.body
     ]
+
+
+def test_a_long_list_of_tests_is_cut_to_those_naming_the_feature_and_a_count_per_file():
+    """A feature every test imports fails hundreds of tests: the statement names the ones
+    about the feature first, up to the limit, and counts the rest per file; a short list is
+    shown whole."""
+    many = [f"pkg/tests/test_a.py::test_{i}" for i in range(20)]
+    many += [f"pkg/tests/test_b.py::test_{i}" for i in range(5)] + ["pkg/tests/t.py::test_raises"]
+    lines = listed_tests(many, "pkg.utils.raises", limit=4)
+    assert lines[0] == "- pkg/tests/t.py::test_raises"
+    assert lines[1:4] == [f"- pkg/tests/test_a.py::test_{i}" for i in range(3)]
+    assert lines[4] == "- and 22 more: 17 in pkg/tests/test_a.py, 5 in pkg/tests/test_b.py"
+    assert listed_tests(many[:4], "raises", limit=4) == [f"- {t}" for t in many[:4]]
+    statement = problem_statement(
+        ("src/textkit/stats.py", "top_words"),
+        "def top_words(text):\n    return []\n",
+        "from textkit.stats import top_words",
+        many,
+        False,
+    )
+    assert statement.count("\n- ") == MAX_LISTED_TESTS + 1 and "- and 14 more: " in statement

@@ -13,11 +13,13 @@ import hashlib
 import json
 import os
 import typing
+from collections import Counter
 from pathlib import Path
 
 from etude.synth.errors import SynthError
 
 TASK_FORMAT = 1
+MAX_LISTED_TESTS = 12  # fail-to-pass tests named in a problem statement; the rest counted
 # The fields read outside synthesis (the coding environment, the recipes, the monitor), by
 # dotted name; `check_manifest` refuses a task without them.
 READ_FIELDS: dict[str, type] = {
@@ -215,9 +217,24 @@ def problem_statement(
         ]
         if node is not None:
             lines += _documentation(reference_source, node, reveal_signatures)
-    lines += ["", "These tests must pass:", *(f"- {t}" for t in fail_to_pass)]
+    lines += ["", "These tests must pass:", *listed_tests(fail_to_pass, name)]
     lines += ["", "Other tests of the repository must keep passing."]
     return "\n".join(lines) + "\n"
+
+
+def listed_tests(fail_to_pass: list[str], name: str, limit: int = MAX_LISTED_TESTS) -> list[str]:
+    """The statement's lines for the fail-to-pass tests: all of them up to `limit`, else
+    the `limit` that name the feature (`name`'s last part) first, then a count of the rest
+    per test file. A helper that every test of a package imports fails hundreds of tests
+    when deleted; listed whole they would fill a small model's context before it acts."""
+    if len(fail_to_pass) <= limit:
+        return [f"- {t}" for t in fail_to_pass]
+    short = name.rsplit(".", 1)[-1].lower()
+    ranked = sorted(fail_to_pass, key=lambda t: short not in t.lower())  # stable: file order
+    shown = ranked[:limit]
+    rest = Counter(t.split("::", 1)[0] for t in ranked[limit:])
+    more = ", ".join(f"{n} in {file}" for file, n in sorted(rest.items()))
+    return [f"- {t}" for t in shown] + [f"- and {len(ranked) - limit} more: {more}"]
 
 
 def write_manifest(staging: Path, manifest: dict) -> None:

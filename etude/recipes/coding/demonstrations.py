@@ -414,18 +414,26 @@ def build_demonstrations(
 WRITE_TOOLS = ("write_file", "edit_file")
 
 
-def _cut_after_accepted(record: dict, names: tuple[str, ...] | None, cut: str) -> dict:
-    """The record cut after the first assistant turn whose tool call (named in `names`;
-    None: any) the environment accepted; the whole record if there is none."""
+def _cut_after_accepted(
+    record: dict, names: tuple[str, ...] | None, cut: str, last: bool = False
+) -> dict:
+    """The record cut after the first (`last`: the last) assistant turn whose tool call
+    (named in `names`; None: any) the environment accepted, its reply excluded; the whole
+    record if there is none."""
     messages = record["messages"]
+    end = None
     for i, m in enumerate(messages):
         if m["role"] != "tool" or m["content"].startswith(REJECTED_PREFIXES):
             continue
         turn = next(x for x in reversed(messages[:i]) if x["role"] == "assistant")
         called = {c["id"]: c["function"]["name"] for c in turn["tool_calls"]}
         if names is None or called.get(m["tool_call_id"]) in names:
-            return {**record, "messages": messages[:i], "patch": "", "cut": cut}
-    return record
+            end = i
+            if not last:
+                break
+    if end is None:
+        return record
+    return {**record, "messages": messages[:end], "patch": "", "cut": cut}
 
 
 def first_turns(record: dict) -> dict:
@@ -438,6 +446,13 @@ def through_first_write(record: dict) -> dict:
     """The record cut after its first accepted write or edit (`WRITE_TOOLS`): the reads
     that lead to a change and the change, without the runs and the summary after it."""
     return _cut_after_accepted(record, WRITE_TOOLS, "through_first_write")
+
+
+def through_last_write(record: dict) -> dict:
+    """The record cut after its last accepted write or edit: the reads and every change
+    (a feature put back in several regions keeps all its edits, not only the first),
+    without the runs and the summary after the last one."""
+    return _cut_after_accepted(record, WRITE_TOOLS, "through_last_write", last=True)
 
 
 def main(args) -> int:
