@@ -48,7 +48,15 @@ from etude.optim.plan import (
     predict,
 )
 from etude.optim.plan_models import planner_model
-from etude.optim.sharded import ParamSpec, group_units, job_chunks, ns_result
+from etude.optim.sharded import (
+    ParamSpec,
+    Unit,
+    assign_owners,
+    group_units,
+    job_chunks,
+    ns_result,
+    rebalance_owners,
+)
 from etude.optim.units import Granularity, shard_boxes
 
 
@@ -118,6 +126,28 @@ def test_bytes_of_a_hand_worked_case():
     assert g.local_numel.tolist() == [128] * 4
     assert g.jobs(1 << 24) == (1, 1)
     assert g.jobs(1) == (2, 2)  # a job holds at least one unit
+
+
+def test_rebalancing_moves_units_off_the_busiest_rank_to_holders_first():
+    # Four units of 10 FLOPs, each held in halves by ranks 0 and 1 but the last (ranks 2
+    # and 3); unit 4, held whole by rank 0, stays. Rank 0 starts with 31.
+    held = [[4, 4, 0, 0]] * 3 + [[0, 0, 4, 4], [8, 0, 0, 0]]
+    units = [
+        Unit(0, np.zeros((2, 2)), (2, 4), "standard", (), 0, 1 if k == 4 else 10, np.array(h))
+        for k, h in enumerate(held)
+    ]
+    owners, load = [0, 0, 0, 2, 0], np.array([31, 0, 10, 0])
+    assert rebalance_owners(units, owners, load) == 3
+    # Units 0 and 1 to rank 1, which holds them; then rank 1 is the busiest and only rank
+    # 3, which holds none of unit 0, can take one below its load.
+    assert owners == [3, 1, 0, 2, 0]
+    assert load.tolist() == [11, 10, 10, 10]
+    # assign_owners runs it after its slack: the same units from another start.
+    start = np.array([0, 25, 5, 0])
+    plain, flops = assign_owners(units, 4, start, rebalance=False)
+    balanced, balanced_flops = assign_owners(units, 4, start)
+    assert rebalance_owners(units, plain, flops + start) > 0
+    assert plain == balanced and balanced_flops.sum() == 41
 
 
 def test_jobs_hold_about_job_numel_elements_per_member():
@@ -542,6 +572,10 @@ def test_prediction_equals_what_muon_reports_on_gloo():
             [r[k] for r in by_rank], *setting
         )
     assert all(r[-1] for r in by_rank)  # the overlapped step is the sequential one, bit for bit
+    # The owners were rebalanced on this layout (one unit moved): Muon's FLOPs per rank,
+    # equal to the planner's, are not those of the owners before rebalancing.
+    before = plan("tiny", WORLD, gpus_per_node=PER_NODE, ep=EP, rebalance=False)
+    assert (per_rank(before, "flops") != flops_of[("auto", None), False]).any()
     default = flops_of[("auto", None), False].sum()
     assert flops_of[("auto", 16), False].sum() < default  # triangular ran
     assert flops_of[("auto", None), True].sum() < default  # so did 4-step units

@@ -503,6 +503,7 @@ class Planned:
     planner_s: float  # wall time
     planner_cpu_s: float  # CPU time of this process
     ns_accuracy: AccuracyTable | None = None  # per-shape schedules chosen from it
+    rebalance: bool = True  # owners as `assign_owners` rebalances them (what Muon runs)
 
 
 def choose_layout(
@@ -600,6 +601,7 @@ def plan_group(
     initial_load: np.ndarray | None = None,
     ns_block: int | None = None,
     ns_accuracy: AccuracyTable | None = None,
+    rebalance: bool = True,
 ) -> GroupResult:
     """Run the optimizer's planner on one shard group of `family` and count, per member,
     FLOPs, elements sent inside and across nodes, and elements held and owned.
@@ -608,7 +610,8 @@ def plan_group(
     members, as `build_plan` assigns it, and the per-member arrays cover every replica:
     `[copies * W]`, replica-major (global rank order). `initial_load` (`[gpus]`) is the NS
     FLOPs per global rank of groups planned before, which ownership evens out.
-    `ns_accuracy` chooses each shape's schedule as Muon's `ns_accuracy` does.
+    `ns_accuracy` chooses each shape's schedule as Muon's `ns_accuracy` does;
+    `rebalance=False` predicts owners as `assign_owners` chose them before it rebalanced.
     """
     n = len(family.ranks)
     ids = list(range(len(family.specs)))
@@ -620,7 +623,7 @@ def plan_group(
     slot_ranks = (np.arange(replicas)[None, :] * n + family.ranks[:, None]).reshape(-1)
     tiled = [replace(u, held=np.repeat(u.held, replicas)) for u in units]
     start = None if initial_load is None else initial_load[slot_ranks]
-    slots, slot_flops = assign_owners(tiled, replicas * n, start)
+    slots, slot_flops = assign_owners(tiled, replicas * n, start, rebalance)
     slots = np.asarray(slots, dtype=np.int64)
     replica_of, owners = slots % replicas, slots // replicas
     flops = slot_flops.reshape(n, replicas).T.reshape(-1)
@@ -747,12 +750,14 @@ def plan(
     spread_replicas: bool = True,
     ns_block: int | None = None,
     ns_accuracy: AccuracyTable | None = None,
+    rebalance: bool = True,
 ) -> Planned:
     """Choose the layout for `model` on `gpus` GPUs and run the planner on each family
     (`method`, `spread_replicas`, `ns_block` and `ns_accuracy` mean what Muon's
     `ns_method`, `spread_replicas`, `ns_block` and `ns_accuracy` do: None, the default,
     plans full products and `ns_steps` quintic steps on every shape; a shape the table has
-    not measured runs 5 quintic steps, as in Muon without `strict`)."""
+    not measured runs 5 quintic steps, as in Muon without `strict`). `rebalance=False`
+    plans the owners as Muon chose them before `rebalance_owners`."""
     if not 1 <= ns_steps < 100:
         raise ValueError(f"--ns-steps must be in [1, 99], got {ns_steps}")
     if ns_block is not None and ns_block < 1:
@@ -776,6 +781,7 @@ def plan(
             world_load,
             ns_block,
             ns_accuracy,
+            rebalance,
         )
         if len(g.flops) == layout.gpus:
             world_load += g.flops
@@ -791,6 +797,7 @@ def plan(
         planner_s=time.perf_counter() - t0,
         planner_cpu_s=time.process_time() - c0,
         ns_accuracy=ns_accuracy,
+        rebalance=rebalance,
     )
 
 
@@ -1076,6 +1083,7 @@ def predict(
         "method": planned.method,
         "ns_block": planned.ns_block,
         "ns_accuracy": _accuracy_summary(planned),
+        "rebalanced_owners": planned.rebalance,
         "hardware": asdict(hw),
         "assumptions": asdict(a),
         "sources": {

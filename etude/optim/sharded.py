@@ -9,8 +9,10 @@ granularity), so no metadata is exchanged:
 2. Ownership. Within a group, every unit (matrix, head, expert) gets one owner rank, so the
    group runs each unit's Newton–Schulz exactly once. A unit wholly inside one rank's shard
    is owned there (no communication); the rest go longest-processing-time first, with a
-   slack of one unit's cost that keeps most units on a rank already holding part of them
-   (`assign_owners`).
+   slack of a few units' cost that keeps most units on a rank already holding part of
+   them (`assign_owners`), then units move off the most loaded rank while one fits
+   elsewhere below its load, to a rank holding part of it where one can take it
+   (`rebalance_owners`).
 3. Jobs. A group's units are bucketed by matrix shape and cut into jobs of about
    `job_numel` elements per member (`job_chunks`). A job is one `all_to_all_single` that
    moves every piece of its units to their owners (variable splits, no padding), one
@@ -453,7 +455,10 @@ OWNER_SLACK_UNITS = 4
 
 
 def assign_owners(
-    units: list[Unit], n_ranks: int, initial_load: np.ndarray | None = None
+    units: list[Unit],
+    n_ranks: int,
+    initial_load: np.ndarray | None = None,
+    rebalance: bool = True,
 ) -> tuple[list[int], np.ndarray]:
     """Owner of each unit and the resulting NS FLOPs per rank (of these units only).
 
@@ -463,7 +468,9 @@ def assign_owners(
     among those, the one holding most of the unit, then the least loaded. Balance stays
     within that many units of plain LPT while most data stays where it already is, even
     when `initial_load` (`[n_ranks]`, work the ranks already have from other groups)
-    differs from rank to rank by about a unit.
+    differs from rank to rank by about a unit. With `rebalance` (what Muon runs) the
+    slack is then taken back from the top (`rebalance_owners`). A pure function of its
+    arguments: every rank computes the same owners.
     """
     start = np.zeros(n_ranks, dtype=np.int64) if initial_load is None else initial_load
     load = start.astype(np.int64, copy=True)
@@ -478,7 +485,45 @@ def assign_owners(
             owner = int(near[np.lexsort((near, load[near], -unit.held[near]))[0]])
         owners[k] = owner
         load[owner] += unit.flops
+    if rebalance:
+        rebalance_owners(units, owners, load)
     return owners, load - start
+
+
+def rebalance_owners(units: list[Unit], owners: list[int], load: np.ndarray) -> int:
+    """Move units off the most loaded rank, in place, while one fits elsewhere below its
+    load; returns the number of moves. `load` (`[n_ranks]`, initial load included) is
+    `owners`' load. A unit its owner holds whole stays. Each move takes a unit of the
+    most loaded rank (the lowest such rank) to a rank whose load with it stays below that
+    rank's: a rank holding part of the unit first (its pieces then travel no more than
+    before), then the least loaded, the lowest rank, the lowest unit. Every move lowers
+    the sum of squared loads, so it ends; the slack of `assign_owners` leaves the busiest
+    rank a few units above the mean, which this takes down to about one.
+    """
+    cost = np.array([u.flops for u in units], dtype=np.int64)
+    owned: list[list[int]] = [[] for _ in load]
+    for k in range(len(units)):  # in unit order, so the lowest index comes first
+        if units[k].held[owners[k]] != units[k].numel:
+            owned[owners[k]].append(k)
+    moves = 0
+    while True:
+        r = int(np.argmax(load))
+        ks = np.array(owned[r], dtype=np.int64)
+        if not len(ks):
+            return moves
+        kk, tt = np.nonzero(load[None, :] + cost[ks, None] < load[r])
+        if not len(kk):
+            return moves
+        holds = np.stack([units[k].held for k in ks])[kk, tt] > 0
+        best = np.lexsort((ks[kk], tt, load[tt], ~holds))[0]
+        k, t = int(ks[kk[best]]), int(tt[best])
+        owned[r].remove(k)
+        owned[t].append(k)
+        owned[t].sort()
+        owners[k] = t
+        load[r] -= cost[k]
+        load[t] += cost[k]
+        moves += 1
 
 
 def job_chunks(units: list[Unit], group_size: int, job_numel: int) -> list[list[int]]:
