@@ -86,6 +86,21 @@ def test_compiled_passes_equal_eager_without_recompiling_for_new_scalars():
     assert frames <= 2 * 2, f"{frames} graphs compiled for 2 functions on 2-D tensors"
 
 
+def test_compiled_split_passes_give_the_bits_of_the_compiled_whole_pass():
+    # What runs on CUDA is compiled: the split passes must still give the whole pass's
+    # bits there (checked with the CPU compiler; the GPU's is the same expression in Triton).
+    whole, only, advance = (
+        fused(fn) for fn in (momentum_direction, momentum_direction_only, momentum_advance)
+    )
+    grad, buf, _, _ = _tensors((18, 40), 0)
+    want_buf, want = buf.clone(), torch.empty_like(grad, dtype=torch.bfloat16)
+    whole(grad, want_buf, 0.9, True, want)
+    got = torch.empty_like(want)
+    only(grad, buf, 0.9, True, got)
+    advance(grad, buf, 0.9)
+    assert torch.equal(got, want) and torch.equal(buf, want_buf)
+
+
 def test_fused_muon_step_equals_eager_step():
     def run(fused_elementwise):
         g = torch.Generator().manual_seed(0)
