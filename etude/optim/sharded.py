@@ -502,7 +502,7 @@ def rebalance_owners(units: list[Unit], owners: list[int], load: np.ndarray) -> 
     """
     cost = np.array([u.flops for u in units], dtype=np.int64)
     owned: list[list[int]] = [[] for _ in load]
-    for k in range(len(units)):  # in unit order, so the lowest index comes first
+    for k in range(len(units)):
         if units[k].held[owners[k]] != units[k].numel:
             owned[owners[k]].append(k)
     moves = 0
@@ -519,7 +519,6 @@ def rebalance_owners(units: list[Unit], owners: list[int], load: np.ndarray) -> 
         k, t = int(ks[kk[best]]), int(tt[best])
         owned[r].remove(k)
         owned[t].append(k)
-        owned[t].sort()
         owners[k] = t
         load[r] -= cost[k]
         load[t] += cost[k]
@@ -1053,7 +1052,7 @@ def orthogonalize(
         copy(p.pack)
         return start(p.send, p.recv, p.send_sizes, p.recv_sizes, job.group.process_group)
 
-    def compute(job: Job, sent=None):
+    def compute(job: Job, sent: dist.Work | None = None) -> dist.Work | None:
         """Batched NS of the units I own (`[B, m, n]` per batch) once the forward transfer
         `sent` has arrived: received pieces into the stacks, their results into the buffer
         sent back (and, in a spread group, my own pieces from and to their direction
