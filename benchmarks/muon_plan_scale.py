@@ -2,9 +2,10 @@
 parameters) on 256, 512 and 1024 H200s, and the tiny preset on one node, with
 `etude.optim.plan`, each lever of the optimizer's step time shown on its own.
 
-Per GPU count it plans six times (the optimizer's own `group_units` / `assign_owners` /
-`job_chunks` on the layout `etude plan muon` chooses) and predicts the step with the levers
-added one at a time, each row on top of the one before:
+Per GPU count it plans once per setting of the plan a row needs (method, steps, spread,
+block, per-shape schedules, FP8 steps, rebalanced owners: the optimizer's own
+`group_units` / `assign_owners` / `job_chunks` on the layout `etude plan muon` chooses) and
+predicts the step with the levers added one at a time, each row on top of the one before:
 
 - baseline: standard NS (5 quintic steps) on every unit, dense units repeated on every
   replica, unfused elementwise (56 B per local element);
@@ -87,9 +88,27 @@ parameters after the last NS, as the runtime did before (`exchange_aside=False`)
 two rows after them issue both on the update stream beside the experts' NS (what Muon
 runs with the overlap):
 - aside: fold with the exchange unpacked and the dense units updated beside the experts'
-  NS: the recommendation as it runs now on CUDA ("change" against fold);
+  NS ("change" against fold);
 - aside_ideal: the same with all of the overlappable work hidden, a bound ("change"
   against fold_ideal);
+
+every row above runs a spread group's momentum pass whole before its first NS, the
+copies to and from NS and the exchange's pack on NS's stream, and the owners as
+`assign_owners` chose them before it rebalanced; the rows after them add those changes
+one at a time, each "change" against the row before (what Muon runs with the overlap):
+- split_momentum: aside with the dense (spread) momentum passes split: the directions of
+  the replica's share before the first NS, the buffer's advance over the whole shard on
+  the update stream beside the experts' NS (`Assumptions.split_momentum`);
+- copies_beside: + the loads of received pieces into a job's own NS stacks and the stores
+  of their results on side streams beside other jobs' NS (`Assumptions.copies_beside`);
+- exchange_packed: + the replicas' exchange packed on the update stream beside the
+  experts' NS (`Assumptions.exchange_packed_aside`);
+- rebalanced: + the owners rebalanced from the top (`rebalance_owners`): the
+  recommendation as it runs now on CUDA;
+- rebalanced_ideal: the same with all of the overlappable work hidden, a bound ("change"
+  against aside_ideal);
+- rebalanced_no_overlap: the same without the overlap ("change" against
+  fold_no_overlap);
 
 and Muon's defaults as they run now:
 - default_now: Muon's defaults (the "fused" setting) with the elementwise work and the
@@ -159,6 +178,10 @@ class Setting:
     overlap_fraction: float | None = None  # of them hidden; None: the stated one
     fold: bool = False  # the passes write and read the NS buffers (Assumptions.fold_copies)
     aside: bool = False  # the exchange unpacked beside NS (Assumptions.exchange_aside)
+    split: bool = False  # a spread group's momentum pass split (Assumptions.split_momentum)
+    copies: bool = False  # loads and stores on side streams (Assumptions.copies_beside)
+    packed: bool = False  # the exchange packed beside NS (Assumptions.exchange_packed_aside)
+    rebalance: bool = False  # owners rebalanced (plan(..., rebalance=True))
 
 
 # (ops per piece copy, runs merged): before the views were located once per plan, located,
@@ -179,12 +202,17 @@ def element_bytes_of(data_path: str, fused: bool) -> ElementBytes | None:
     return None
 
 
+# the levers of the data path since "aside", and the rebalanced owners: what Muon runs
+LATEST = dict(split=True, copies=True, packed=True, rebalance=True)
 # Muon's defaults as they run now (with the overlap)
-NOW = Setting(data_path="runs", host_copies="runs", overlap=True, fold=True, aside=True)
+NOW = Setting(data_path="runs", host_copies="runs", overlap=True, fold=True, aside=True, **LATEST)
 # the recommendation ("runs"): what Muon runs with --ns-block 256 --job-numel 134217728
 RECOMMENDED = Setting(
     block=SYMMETRIC_BLOCK, job_numel=BIG_JOBS, data_path="runs", host_copies="runs"
 )
+# the recommendation with per-shape schedules, the overlap and the two data-path levers
+# before the latest ones ("aside")
+ASIDE = replace(RECOMMENDED, per_shape=True, overlap=True, fold=True, aside=True)
 SETTINGS = {
     "baseline": Setting("standard", spread=False, fused=False),
     "gram": Setting(spread=False, fused=False),
@@ -231,6 +259,12 @@ SETTINGS = {
     "aside_ideal": replace(
         RECOMMENDED, per_shape=True, overlap=True, overlap_fraction=1.0, fold=True, aside=True
     ),
+    "split_momentum": replace(ASIDE, split=True),
+    "copies_beside": replace(ASIDE, split=True, copies=True),
+    "exchange_packed": replace(ASIDE, split=True, copies=True, packed=True),
+    "rebalanced": replace(ASIDE, **LATEST),
+    "rebalanced_ideal": replace(ASIDE, overlap_fraction=1.0, **LATEST),
+    "rebalanced_no_overlap": replace(ASIDE, overlap=False, **LATEST),
     "default_now": replace(NOW, overlap=False),
     "default_per_shape": replace(NOW, overlap=False, per_shape=True),
     "default_overlap": NOW,
@@ -247,8 +281,8 @@ def run(model: str, gpus: int, gpu: str) -> dict:
 
     def planned(setting: Setting, spread: bool):
         method, steps, block = setting.method, setting.steps, setting.block
-        per_shape, fp8 = setting.per_shape, setting.fp8
-        key = (method, steps, spread, block, per_shape, fp8)
+        per_shape, fp8, rebalance = setting.per_shape, setting.fp8, setting.rebalance
+        key = (method, steps, spread, block, per_shape, fp8, rebalance)
         if key not in plans:
             plans[key] = p = plan(
                 model,
@@ -258,10 +292,12 @@ def run(model: str, gpus: int, gpu: str) -> dict:
                 spread_replicas=spread,
                 ns_block=block,
                 ns_accuracy=replace(accuracy, fp8=fp8) if per_shape else None,
+                rebalance=rebalance,
             )
             name = f"{method}/{steps} steps/{'spread' if spread else 'repeated'}/block {block}"
             name += "/per-shape schedules" if per_shape else ""
             name += "/FP8 steps" if fp8 else ""
+            name += "/rebalanced" if rebalance else ""
             planner[name] = {"wall_s": p.planner_s, "cpu_s": p.planner_cpu_s}
         return plans[key]
 
@@ -278,6 +314,9 @@ def run(model: str, gpus: int, gpu: str) -> dict:
             overlap_elementwise=setting.overlap,
             fold_copies=setting.fold,
             exchange_aside=setting.aside,
+            split_momentum=setting.split,
+            copies_beside=setting.copies,
+            exchange_packed_aside=setting.packed,
         )
         if setting.ns_efficiency is not None:
             a = replace(a, ns_efficiency=setting.ns_efficiency)
@@ -336,9 +375,16 @@ LABELS = {
     "fold": "recommended + per-shape schedules + overlap + the passes writing and reading "
     "the NS buffers",
     "fold_ideal": "(the same with all of the overlappable passes hidden: a bound, for reference)",
-    "aside": "+ the replicas' exchange unpacked and the dense units updated beside the experts' "
-    "NS (what runs on CUDA)",
+    "aside": "+ the replicas' exchange unpacked and the dense units updated beside the experts' NS",
     "aside_ideal": "(the same with all of the overlappable work hidden: a bound, for reference)",
+    "split_momentum": "+ the dense momentum passes split: the share's directions first, the "
+    "buffer's advance beside the experts' NS",
+    "copies_beside": "+ received pieces loaded and results stored on side streams",
+    "exchange_packed": "+ the replicas' exchange packed beside the experts' NS",
+    "rebalanced": "+ owners rebalanced from the top (the recommendation as it runs on CUDA)",
+    "rebalanced_ideal": "(the same with all of the overlappable work hidden: a bound, for "
+    "reference)",
+    "rebalanced_no_overlap": "(the same without the overlap)",
     "default_now": "Muon's defaults without the overlap (etude plan muon --no-overlap)",
     "default_per_shape": "Muon's defaults + per-shape schedules (--ns-accuracy)",
     "default_overlap": "Muon's defaults, as it runs now (etude plan muon)",
@@ -372,11 +418,24 @@ REFERENCE_OF = {
     "fold_ideal": "overlap_ideal",
     "aside": "fold",
     "aside_ideal": "fold_ideal",
+    "split_momentum": "aside",
+    "copies_beside": "split_momentum",
+    "exchange_packed": "copies_beside",
+    "rebalanced": "exchange_packed",
+    "rebalanced_ideal": "aside_ideal",
+    "rebalanced_no_overlap": "fold_no_overlap",
     "default_overlap": "default_now",
 }
 
 
-PER_SHAPE_ROWS = ("recommended_4_steps", "per_shape", "default_per_shape", "fp8", "fold_no_overlap")
+PER_SHAPE_ROWS = (
+    "recommended_4_steps",
+    "per_shape",
+    "default_per_shape",
+    "fp8",
+    "fold_no_overlap",
+    "rebalanced",
+)
 
 
 def schedules(report: dict) -> str:

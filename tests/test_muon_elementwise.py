@@ -11,7 +11,9 @@ from etude.optim.elementwise import (
     apply_update,
     element_bytes,
     fused,
+    momentum_advance,
     momentum_direction,
+    momentum_direction_only,
 )
 from etude.optim.plan import Assumptions, plan, predict
 
@@ -29,6 +31,22 @@ def _reference(grad, buf, param, update, momentum, nesterov, decay, step):
     direction = grad.lerp(buf, momentum) if nesterov else buf.clone()
     param.mul_(decay).add_(update, alpha=-step)
     return direction
+
+
+@pytest.mark.parametrize("nesterov", [True, False])
+def test_split_momentum_pass_gives_the_bits_of_the_whole_one(nesterov):
+    # A spread group's momentum pass in two: the direction over some elements (the buffer
+    # read, not written), then the buffer's advance over all of them.
+    for i, shape in enumerate(SHAPES):
+        grad, buf, _, _ = _tensors(shape, i)
+        momentum = 0.95 - 0.05 * i
+        whole_buf, whole = buf.clone(), torch.empty_like(grad, dtype=torch.bfloat16)
+        momentum_direction(grad, whole_buf, momentum, nesterov, whole)
+        part = torch.empty_like(whole)
+        momentum_direction_only(grad, buf, momentum, nesterov, part)
+        assert torch.equal(buf, _tensors(shape, i)[1])  # untouched
+        momentum_advance(grad, buf, momentum)
+        assert torch.equal(part, whole) and torch.equal(buf, whole_buf)
 
 
 @pytest.mark.parametrize("nesterov", [True, False])
@@ -66,6 +84,21 @@ def test_compiled_passes_equal_eager_without_recompiling_for_new_scalars():
         torch.testing.assert_close(param, eager_param, rtol=0, atol=1e-6)
     frames = torch._dynamo.utils.counters["stats"]["unique_graphs"]
     assert frames <= 2 * 2, f"{frames} graphs compiled for 2 functions on 2-D tensors"
+
+
+def test_compiled_split_passes_give_the_bits_of_the_compiled_whole_pass():
+    # What runs on CUDA is compiled: the split passes must still give the whole pass's
+    # bits there (checked with the CPU compiler; the GPU's is the same expression in Triton).
+    whole, only, advance = (
+        fused(fn) for fn in (momentum_direction, momentum_direction_only, momentum_advance)
+    )
+    grad, buf, _, _ = _tensors((18, 40), 0)
+    want_buf, want = buf.clone(), torch.empty_like(grad, dtype=torch.bfloat16)
+    whole(grad, want_buf, 0.9, True, want)
+    got = torch.empty_like(want)
+    only(grad, buf, 0.9, True, got)
+    advance(grad, buf, 0.9)
+    assert torch.equal(got, want) and torch.equal(buf, want_buf)
 
 
 def test_fused_muon_step_equals_eager_step():
@@ -160,6 +193,7 @@ def test_just_in_time_runs_each_momentum_once_and_updates_after_it():
     calls = []
     passes = JustInTime(
         [lambda i=i: calls.append(("momentum", i)) for i in range(3)],
+        {1: lambda: calls.append(("advance", 1))},
         [lambda i=i: calls.append(("update", i)) for i in range(3)],
     )
     passes.prepare((2, 0))
@@ -167,13 +201,23 @@ def test_just_in_time_runs_each_momentum_once_and_updates_after_it():
     passes.finished(0)
     with pytest.raises(RuntimeError, match="parameter 1: update issued before its momentum"):
         passes.finished(1)
+    with pytest.raises(RuntimeError, match="parameter 1: advance issued before its momentum"):
+        passes.advance((1,))
+    with pytest.raises(RuntimeError, match="parameter 2: its momentum buffer has no advance"):
+        passes.advance((2,))
     with pytest.raises(RuntimeError, match=r"parameters \[1, 2\] were never updated"):
         passes.close()
     passes.prepare((1,))
     passes.finished(2)
     passes.finished(1)
+    with pytest.raises(RuntimeError, match=r"parameters \[1\]: momentum buffers never advanced"):
+        passes.close()
+    with passes.aside(), passes.ahead(), passes.behind():  # without streams: in line
+        passes.advance((1,))
     passes.close()
     assert calls == [
         ("momentum", 2), ("momentum", 0), ("update", 0), ("momentum", 1), ("update", 2),
-        ("update", 1),
+        ("update", 1), ("advance", 1),
     ]  # fmt: skip
+    with pytest.raises(ValueError, match="3 momentum passes, 3 updates and advances"):
+        JustInTime([lambda: None] * 3, {3: lambda: None}, [lambda: None] * 3)

@@ -48,7 +48,15 @@ from etude.optim.plan import (
     predict,
 )
 from etude.optim.plan_models import planner_model
-from etude.optim.sharded import ParamSpec, group_units, job_chunks, ns_result
+from etude.optim.sharded import (
+    ParamSpec,
+    Unit,
+    assign_owners,
+    group_units,
+    job_chunks,
+    ns_result,
+    rebalance_owners,
+)
 from etude.optim.units import Granularity, shard_boxes
 
 
@@ -120,6 +128,28 @@ def test_bytes_of_a_hand_worked_case():
     assert g.jobs(1) == (2, 2)  # a job holds at least one unit
 
 
+def test_rebalancing_moves_units_off_the_busiest_rank_to_holders_first():
+    # Four units of 10 FLOPs, each held in halves by ranks 0 and 1 but the last (ranks 2
+    # and 3); unit 4, held whole by rank 0, stays. Rank 0 starts with 31.
+    held = [[4, 4, 0, 0]] * 3 + [[0, 0, 4, 4], [8, 0, 0, 0]]
+    units = [
+        Unit(0, np.zeros((2, 2)), (2, 4), "standard", (), 0, 1 if k == 4 else 10, np.array(h))
+        for k, h in enumerate(held)
+    ]
+    owners, load = [0, 0, 0, 2, 0], np.array([31, 0, 10, 0])
+    assert rebalance_owners(units, owners, load) == 3
+    # Units 0 and 1 to rank 1, which holds them; then rank 1 is the busiest and only rank
+    # 3, which holds none of unit 0, can take one below its load.
+    assert owners == [3, 1, 0, 2, 0]
+    assert load.tolist() == [11, 10, 10, 10]
+    # assign_owners runs it after its slack: the same units from another start.
+    start = np.array([0, 25, 5, 0])
+    plain, flops = assign_owners(units, 4, start, rebalance=False)
+    balanced, balanced_flops = assign_owners(units, 4, start)
+    assert rebalance_owners(units, plain, flops + start) > 0
+    assert plain == balanced and balanced_flops.sum() == 41
+
+
 def test_jobs_hold_about_job_numel_elements_per_member():
     specs = [ParamSpec(f"w{i}", (16, 16), Granularity("matrix")) for i in range(10)]
     boxes = [shard_boxes(s.name, s.shape, (4,), (Shard(0),)) for s in specs]
@@ -165,23 +195,56 @@ def test_overlap_hides_the_stated_fraction_of_the_passes_between_first_and_last_
     assert on["time"]["elementwise_s"] == off["time"]["elementwise_s"]
     t, w = on["time"], on["time"]["slowest_rank"]
     local = per_rank(planned, "local_numel")[w]
-    held = [(int(g.local_numel[w % len(g.local_numel)]), g.replicas > 1) for g in planned.groups]
-    spread = sum(n for n, is_spread in held if is_spread)
-    assert spread > 0  # dense spread over 4 replicas: its passes all wait or come last
-    # momentum passes before the first NS: a spread group's all, 4 + 1 jobs of the others
-    first = sum(n if is_spread else min(n, 5 * 64) for n, is_spread in held)
+    dense, experts = planned.groups
+    assert dense.replicas == 4 and experts.replicas == 1  # dense spread over 4 replicas
+    spread, share = (int(x[w % len(x)]) for x in (dense.local_numel, dense.share_numel))
+    assert 0 < share < spread  # most of a rank's dense elements come in the exchange
     eb, rate = element_bytes(4, 2, True), 0.8 * HARDWARE["h200"].hbm_bytes_s
-    # The replicas' exchange is unpacked, and the spread group updated, beside the experts'
-    # NS: only the experts' last job's updates come after it.
-    unpack = per_rank(planned, "gather_received_numel")[w] * eb.moved
-    edges = first * (eb.local - eb.update) + min(local - spread, 64) * eb.update
-    hidden = 0.5 * (local * eb.local + unpack - edges) / rate
+    momentum = eb.local - eb.update
+    # The spread group's momentum pass split: the directions of its replica's share, the
+    # buffer's advance over every element.
+    passes = (local - spread) * eb.local + spread * (eb.advance + eb.update) + share * eb.direction
+    assert on["per_rank"]["elementwise_bytes"]["max"] >= passes
+    # Before the first NS: the spread group's share's directions and the experts' first
+    # 4 + 1 jobs' momentum passes.
+    first = share * eb.direction + min(local - spread, 5 * 64) * momentum
+    # Beside NS: the passes, the experts' loads and stores of received pieces but for the
+    # loads of a rank's first job and the stores of its last, the replicas' exchange
+    # packed and unpacked; after the last NS the experts' last job's updates.
+    # (A job takes one expert unit here, half of it, 1024 elements, received by its owner:
+    # the loads of the first and the stores of the last, the same job for a rank that owns
+    # one, are exposed; a rank that owns three has its middle one's beside NS.)
+    ends = sum(experts.received_at_ends(64))
+    assert (ends == 2 * np.minimum(experts.received_numel, 1024)).all()
+    assert (experts.received_numel == 3 * 1024).any()
+    ends = ends[w]
+    packed, unpacked = (per_rank(planned, f"gather_{x}_numel")[w] for x in ("sent", "received"))
+    copies = 2 * experts.received_numel[w] - ends + packed + unpacked
+    last = min(local - spread, 64) * eb.update
+    hidden = 0.5 * (passes + copies * eb.moved - first - last) / rate
     assert 0 < hidden < t["ns_s"]
     assert t["elementwise_hidden_s"] == pytest.approx(hidden)
-    # Unpacked after the last NS instead, the spread group's updates are exposed too.
+    assert t["elementwise_overlappable_s"] == pytest.approx(2 * hidden)
+    # As the runtime ran before each lever: each hides less.
+    before = {
+        "split_momentum": (first - share * eb.direction + spread * momentum, passes, copies),
+        "copies_beside": (first, passes, copies - 2 * experts.received_numel[w] + ends),
+        "exchange_packed_aside": (first, passes, copies - packed),
+    }
+    for lever, (first_b, passes_b, copies_b) in before.items():
+        if lever == "split_momentum":  # one pass over every element, the buffer's included
+            passes_b = local * eb.local
+        got = predict(planned, "h200", replace(a, **{lever: False}))["time"]
+        want = 0.5 * (passes_b + copies_b * eb.moved - first_b - last) / rate
+        assert got["elementwise_hidden_s"] == pytest.approx(want), lever
+        assert got["elementwise_hidden_s"] <= t["elementwise_hidden_s"], lever
+    # Unpacked after the last NS instead, the spread group's updates and advance are
+    # exposed too.
     after = predict(planned, "h200", replace(a, exchange_aside=False))["time"]
-    edges = first * (eb.local - eb.update) + min(local, 64 + spread) * eb.update
-    assert after["elementwise_hidden_s"] == pytest.approx(0.5 * (local * eb.local - edges) / rate)
+    last = min(local, 64 + spread) * eb.update + spread * eb.advance
+    copies -= unpacked
+    want = 0.5 * (passes + copies * eb.moved - first - last) / rate
+    assert after["elementwise_hidden_s"] == pytest.approx(want)
     assert after["elementwise_hidden_s"] < t["elementwise_hidden_s"]
     assert on["sources"]["elementwise_overlap"] == "stated"
     assert t["device_s"] < off["time"]["device_s"]
@@ -471,18 +534,28 @@ def _tiny_step(method: str, ns_block: int | None, accuracy: AccuracyTable | None
     opt.step()  # the first step also builds the plan and the momentum buffers
     counter = _HbmBytes()
     ns, ortho = sharded_module.newton_schulz, muon_module.orthogonalize
-    passes = (muon_module.momentum_direction, muon_module.apply_update)
+    names = ("momentum_direction", "momentum_direction_only", "momentum_advance", "apply_update")
+    passes = {name: getattr(muon_module, name) for name in names}
     sharded_module.newton_schulz = _counting_ns(counter, ns)
     muon_module.orthogonalize = _counting_orthogonalize(counter, ortho)
-    # grad and buf read, buf and the direction written; param and update read, param written
-    muon_module.momentum_direction = _counting_pass(counter, passes[0], (0, 1), (1, 4))
-    muon_module.apply_update = _counting_pass(counter, passes[1], (0, 1), (0,))
+    # Arguments read and written: grad and buf read, buf and the direction written (a spread
+    # group's split pass: the direction alone, then buf alone); param and update read,
+    # param written.
+    counted = {
+        "momentum_direction": ((0, 1), (1, 4)),
+        "momentum_direction_only": ((0, 1), (4,)),
+        "momentum_advance": ((0, 1), (1,)),
+        "apply_update": ((0, 1), (0,)),
+    }
+    for name, (reads, writes) in counted.items():
+        setattr(muon_module, name, _counting_pass(counter, passes[name], reads, writes))
     try:
         with counter:
             opt.step()
     finally:
         sharded_module.newton_schulz, muon_module.orthogonalize = ns, ortho
-        muon_module.momentum_direction, muon_module.apply_update = passes
+        for name, fn in passes.items():
+            setattr(muon_module, name, fn)
     s = opt.last_step_stats
     stats = (s.imbalance, s.bytes_sent, s.bytes_received, s.ns_flops, s.collectives, s.ns_calls)
     return (*stats, counter.bytes, counter.ops)
@@ -499,6 +572,10 @@ def test_prediction_equals_what_muon_reports_on_gloo():
             [r[k] for r in by_rank], *setting
         )
     assert all(r[-1] for r in by_rank)  # the overlapped step is the sequential one, bit for bit
+    # The owners were rebalanced on this layout (one unit moved): Muon's FLOPs per rank,
+    # equal to the planner's, are not those of the owners before rebalancing.
+    before = plan("tiny", WORLD, gpus_per_node=PER_NODE, ep=EP, rebalance=False)
+    assert (per_rank(before, "flops") != flops_of[("auto", None), False]).any()
     default = flops_of[("auto", None), False].sum()
     assert flops_of[("auto", 16), False].sum() < default  # triangular ran
     assert flops_of[("auto", None), True].sum() < default  # so did 4-step units
@@ -536,6 +613,12 @@ def _check_prediction(
         per_rank(planned, f"{name}_numel") * getattr(eb, name)
         for name in ("local", "moved", "owned", "normalized")
     )
+    # The dense units are spread over the 2 replicas: their momentum pass is split, the
+    # directions of the replica's share, the buffer's advance over every element.
+    dense = next(g for g in planned.groups if g.replicas > 1)
+    spread, share = dense.local_numel, dense.share_numel
+    assert (share < spread).all()
+    elementwise += share * eb.direction - spread * (eb.local - eb.advance - eb.update)
     assert report["per_rank"]["elementwise_bytes"]["max"] == elementwise.max()
     copies = piece_copies_per_rank(planned, Assumptions().job_numel)
     # The experts' group is not spread: its passes move its held pieces, with no copies.

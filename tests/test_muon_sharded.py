@@ -141,7 +141,7 @@ def _run_case(
         opt.step()
         flops.append(opt.last_step_stats.ns_flops)
     full = {n: (p.full_tensor() if sharded else p).detach().clone() for n, p in params.items()}
-    return full, flops, opt.last_step_stats, _merged(opt), _passed(opt)
+    return full, flops, opt.last_step_stats, _merged(opt), _passed(opt), _split(opt)
 
 
 def _merged(opt: Muon) -> int:
@@ -161,9 +161,16 @@ def _passed(opt: Muon) -> int:
     return sum(
         at is not None
         for _, path in opt._plans.values()
-        for parts in path.inputs
+        for parts, direction in zip(path.inputs, path.directions)
+        if direction is None
         for _, at in parts
     )
+
+
+def _split(opt: Muon) -> int:
+    """Parameters whose momentum pass was split (a spread group's: the directions of its
+    replica's share, the buffer's advance over the whole shard)."""
+    return sum(len(path.advanced) for _, path in opt._plans.values())
 
 
 def _rank_all_cases(world: int) -> dict:
@@ -184,11 +191,13 @@ def test_sharded_equals_single_process(world):
     # Some pieces went through NS as runs, so the comparisons below cover merged copies.
     assert sum(r[3] for by_case in results for r in by_case.values()) > 0
     # Groups not spread over replicas had their passes write and read the NS buffers; the
-    # spread HSDP case copied through direction buffers.
+    # spread HSDP case copied through direction buffers and split its momentum passes.
     for variant in results[0]:
         passed = sum(by_case[variant][4] for by_case in results)
+        split = sum(by_case[variant][5] for by_case in results)
         spread = variant.startswith("hsdp") and variant != "hsdp/repeated"
         assert (passed == 0) if spread else (passed > 0), (variant, passed)
+        assert (split > 0) if spread else (split == 0), (variant, split)
     for name, case in cases(world).items():
         references = {
             "": _run_case(case, sharded=False)[:2],

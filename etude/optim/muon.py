@@ -27,7 +27,15 @@ from torch import Tensor
 from torch.distributed.tensor import DTensor
 from torch.optim.adamw import adamw
 
-from etude.optim.elementwise import JustInTime, apply_update, fused, momentum_direction
+from etude.optim.elementwise import (
+    JustInTime,
+    SideStreams,
+    apply_update,
+    fused,
+    momentum_advance,
+    momentum_direction,
+    momentum_direction_only,
+)
 from etude.optim.newton_schulz import METHODS, QUINTIC, coefficient_schedule
 from etude.optim.ns_choice import AccuracyTable, NSChoice, load_accuracy_table, ns_choice
 from etude.optim.routing import Route, check_strict, report, route
@@ -103,11 +111,13 @@ class Muon(torch.optim.Optimizer):
       runs the same expressions eagerly.
     - overlap_elementwise: issue each parameter's momentum pass just before Newton–Schulz
       first reads its direction and its update as soon as its last result is back
-      (`elementwise.JustInTime`), on two side CUDA streams, so that both run beside the
-      Newton–Schulz of other parameters; None (default) turns it on for CUDA parameters,
-      False runs every momentum pass, then Newton–Schulz, then every update. On CPU, True
-      runs the same per-parameter order without streams; results are bit-identical either
-      way.
+      (`elementwise.JustInTime`), on side CUDA streams, so that both run beside the
+      Newton–Schulz of other parameters, and with them the copies that need no NS of their
+      own (a job's loads into its NS stacks and stores out of its results, the replicas'
+      exchange, a spread group's momentum buffers' advance); None (default) turns it on for
+      CUDA parameters, False runs every momentum pass, then Newton–Schulz, then every
+      update. On CPU, True runs the same per-parameter order without streams; results are
+      bit-identical either way.
     - spread_replicas: a parameter replicated on one mesh dimension (HSDP) has each of its
       units orthogonalized by one replica and the results all-gathered across replicas
       (`sharded.py`), instead of by every replica; False repeats the work on every copy.
@@ -222,7 +232,7 @@ class Muon(torch.optim.Optimizer):
                     self.ns_choice(group, p)  # refuses bad NS settings before any step
         self._plans: dict[tuple, tuple[Plan, DataPath]] = {}
         self._process_groups: dict[tuple, Any] = {}
-        self._side_streams: dict[torch.device, tuple[torch.cuda.Stream, torch.cuda.Stream]] = {}
+        self._side_streams: dict[torch.device, SideStreams] = {}
         self.last_step_stats = StepStats()
         self.last_step_time_s = 0.0
 
@@ -292,7 +302,11 @@ class Muon(torch.optim.Optimizer):
         for (_, ns_steps, eps), items in by_setting.items():
             plan, path = self._plan(items, items[0][0]["ns_coefficients"], ns_steps)
             momentum, update = [], []  # per parameter, its two passes (`elementwise.py`)
-            for (group, _, p), inputs, outputs in zip(items, path.inputs, path.outputs):
+            advance = {}  # the momentum buffers that advance in a pass of their own
+            split_params = set(path.advanced)
+            for i, ((group, _, p), inputs, outputs) in enumerate(
+                zip(items, path.inputs, path.outputs)
+            ):
                 state = self.state[p]
                 if "momentum_buffer" not in state:
                     state["momentum_buffer"] = torch.zeros_like(p)
@@ -301,8 +315,15 @@ class Muon(torch.optim.Optimizer):
                     grad = grad.contiguous()  # read only: its parts are located on this layout
                 # One call per part: the direction written straight where NS or the
                 # all-to-all reads it, the update read where NS or the all-to-all leaves it.
-                momentum_pass = self._elementwise(momentum_direction, p)
+                split = i in split_params  # its inputs are only what its replica runs
+                momentum_pass = self._elementwise(
+                    momentum_direction_only if split else momentum_direction, p
+                )
                 update_pass = self._elementwise(apply_update, p)
+                if split:
+                    advance[i] = partial(
+                        self._elementwise(momentum_advance, p), grad, buf, group["momentum"]
+                    )
                 step = adjusted_lr(
                     group["lr"],
                     group["adjust_lr_fn"],
@@ -344,7 +365,7 @@ class Muon(torch.optim.Optimizer):
             if overlap is None:
                 overlap = device.type == "cuda"
             if overlap:
-                passes = JustInTime(momentum, update, self._streams(device))
+                passes = JustInTime(momentum, advance, update, self._streams(device))
                 stats = orthogonalize(
                     plan,
                     path,
@@ -352,11 +373,14 @@ class Muon(torch.optim.Optimizer):
                     max_in_flight=self.max_in_flight,
                     prepare=passes.prepare,
                     finished=passes.finished,
+                    advance=passes.advance,
                     aside=passes.aside,
+                    ahead=passes.ahead,
+                    behind=passes.behind,
                 )
                 passes.close()
             else:
-                for run in momentum:
+                for run in [*momentum, *advance.values()]:
                     run()
                 stats = orthogonalize(plan, path, eps=eps, max_in_flight=self.max_in_flight)
                 for run in update:
@@ -364,12 +388,14 @@ class Muon(torch.optim.Optimizer):
             _accumulate(total, stats)
         return total
 
-    def _streams(self, device: torch.device) -> tuple[torch.cuda.Stream, torch.cuda.Stream] | None:
-        """The two side streams of `JustInTime` on a CUDA `device`, made once; None elsewhere."""
+    def _streams(self, device: torch.device) -> SideStreams | None:
+        """The side streams of `JustInTime` on a CUDA `device`, made once; None elsewhere."""
         if device.type != "cuda":
             return None
         if device not in self._side_streams:
-            self._side_streams[device] = (torch.cuda.Stream(device), torch.cuda.Stream(device))
+            self._side_streams[device] = SideStreams(
+                *(torch.cuda.Stream(device) for _ in SideStreams._fields)
+            )
         return self._side_streams[device]
 
     def _elementwise(self, fn: Callable, p: Tensor) -> Callable:

@@ -35,35 +35,42 @@ Predicted step, for each rank `r`, taking the slowest (seconds):
     exposed     = max(0, comm - ns) + comm / comm jobs
                   (transfers overlap NS; the first job's forward and the last job's
                   backward, about one job's share, cannot be hidden)
-    elementwise = (local elements x bytes of the two passes
+    elementwise = (passes
                    + elements copied to or from an NS input x 2 ns_bytes
                    + elements of owned standard-NS units x 3 ns_bytes) / HBM bw
-                  (`elementwise.element_bytes`; copies as `sharded.orthogonalize` makes
-                  them: each element received from a peer once into the stacks and once
-                  into the buffer sent back, and, in a group spread over replicas, each
-                  held element once to NS and once back and the replicas' exchange once
-                  per copy sent and once per element received; in the other groups the
-                  passes write and read a held element where NS and the all-to-all take
-                  and leave it, so its copies are part of the passes)
-    hidden      = overlap x max(0, passes + unpack - first momentum - last updates),
-                  at most ns
+                  (`elementwise.element_bytes`; passes: local elements x bytes of the
+                  two passes, but in a group spread over replicas, whose momentum pass is
+                  split (`split_momentum`), local elements x (advance + update) + the
+                  elements of the replica's share x direction; copies as
+                  `sharded.orthogonalize` makes them: each element received from a peer
+                  once into the stacks and once into the buffer sent back, and, in a
+                  group spread over replicas, each held element once to NS and once back
+                  and the replicas' exchange once per copy sent and once per element
+                  received; in the other groups the passes write and read a held element
+                  where NS and the all-to-all take and leave it, so its copies are part
+                  of the passes)
+    hidden      = overlap x max(0, passes + copies beside - first - last), at most ns
                   (Muon's `overlap_elementwise`, its default on CUDA: each parameter's
                   momentum pass runs on a side stream just before NS first touches its
-                  direction, its update as soon as its results are back; `passes` is the
-                  local elements' share of `elementwise`, `unpack` the copies out of the
-                  replicas' exchange, which the runtime issues with the spread groups'
-                  updates on the update stream beside the other groups' NS, when there
-                  are other groups (`exchange_aside`; else they come after the last
-                  NS). What cannot overlap, since it comes before the first NS or after
-                  the last: the momentum passes of every local element of a group spread
-                  over replicas (a replica's share holds units of nearly all its
-                  parameters, and its first jobs touch them) and, per other group, of
-                  about `max_in_flight` + 1 jobs' elements (`job_numel` each: the
-                  forwards issued first and the first local job); the updates of about
-                  the last job's elements (and of every local element of a spread group
-                  when there is no other group's NS to run beside). `overlap` is the
-                  stated fraction `elementwise_overlap`, or the one measured with
-                  `--rates`; 0 without the overlap)
+                  direction, its update as soon as its results are back. Copies beside:
+                  those the runtime issues on side streams beside NS: in groups not
+                  spread over replicas, the loads of received pieces into a job's NS
+                  stacks and the stores of their results (`copies_beside`), but for the
+                  loads of a rank's first job and the stores of its last (nothing of its
+                  own runs beside them), and, when there are such groups to run beside,
+                  the replicas' exchange, packed (`exchange_packed_aside`) and unpacked
+                  (`exchange_aside`), on the update stream with a spread group's buffers'
+                  advance and updates. What cannot overlap (first: before the first NS;
+                  last: after the last): the momentum passes of a group spread over
+                  replicas, only the directions of its replica's share when split (its
+                  first jobs touch nearly all its parameters; whole passes without
+                  `split_momentum`), and, per other group, of about `max_in_flight` + 1
+                  jobs' elements (`job_numel` each: the forwards issued first and the
+                  first local job); the updates of about the last job's elements (and of
+                  every local element of a spread group, with its advance, when there is
+                  no other group's NS to run beside). The rest of the copies stay on NS's
+                  stream. `overlap` is the stated fraction `elementwise_overlap`, or the
+                  one measured with `--rates`; 0 without the overlap)
     device      = ns + exposed + elementwise - hidden
     host[r]     = collectives * collective_overhead_s
                   + sum over groups of comm jobs * members * host_per_member_s
@@ -193,10 +200,26 @@ class Assumptions:
     # False predicts every group copying its pieces through direction buffers, as the
     # spread groups do (and every group did before).
     fold_copies: bool = True
+    # The momentum pass of a group spread over replicas split in two (what Muon runs): the
+    # directions of the units the rank's replica orthogonalizes before its first NS
+    # (`momentum_direction_only`), the buffer's advance over the whole shard beside the
+    # other groups' NS (`momentum_advance`, under `aside`): the replicas' exchange brings
+    # the other directions. False: one pass over every local element before the first
+    # NS, as the runtime did before.
+    split_momentum: bool = True
+    # A job's loads of pieces received from peers into its own NS stacks, and stores of
+    # their results, on side streams beside other jobs' NS (what Muon runs with the
+    # overlap, in groups not spread over replicas: `orthogonalize`'s `ahead` and
+    # `behind`); False: on NS's stream, as the runtime did before.
+    copies_beside: bool = True
     # The replicas' exchange unpacked, and its parameters updated, on the update stream
     # beside the other groups' NS (what Muon runs with the overlap); False: after the last
     # NS, as the runtime did before.
     exchange_aside: bool = True
+    # The replicas' exchange packed (this replica's share into the send buffer once per
+    # other replica) on the update stream too (what Muon runs with the overlap); False: on
+    # NS's stream before the other groups' jobs, as the runtime did before.
+    exchange_packed_aside: bool = True
     # Count the HBM bytes of the FP8 products' operand casts and of the adds after them
     # (`ns_fp8_bytes`, what Muon runs); False predicts them fused into the products, a bound.
     fp8_extra_bytes: bool = True
@@ -328,7 +351,9 @@ class GroupResult:
     nvlink_numel: np.ndarray  # elements sent inside the node (= received)
     network_numel: np.ndarray  # elements sent to other nodes (= received)
     local_numel: np.ndarray  # elements of the member's shards
+    share_numel: np.ndarray  # of those, in units the member's replica orthogonalizes
     owned_numel: np.ndarray  # elements of the units it owns
+    received_numel: np.ndarray  # elements it receives from peers into its NS stacks
     moved_numel: np.ndarray  # element copies to and from NS inputs (ElementBytes.moved)
     folded_numel: np.ndarray  # element copies the passes do instead (not spread: held x 2)
     normalized_numel: np.ndarray  # elements of owned units NS normalizes by a pass
@@ -435,6 +460,23 @@ class GroupResult:
             runs += _counts(holder.ravel(), first.ravel(), size)
         return copies + _exchange_copies(runs.reshape(replicas, n), replicas)
 
+    def received_at_ends(self, job_numel: int) -> tuple[np.ndarray, np.ndarray]:
+        """Elements each member slot (`[len(flops)]`) receives from peers into its NS
+        stacks in the first and in the last job it owns units of, with jobs cut as
+        `build_plan` cuts them: the loads and stores that no NS of its own runs beside."""
+        job = self.job_of(job_numel)
+        slot = self.replica_of * len(self.family.ranks) + self.owners
+        received = np.array([u.numel - u.held[o] for u, o in zip(self.units, self.owners)])
+        first = np.full(len(self.flops), job.max() + 1 if len(job) else 0)
+        last = np.full(len(self.flops), -1)
+        np.minimum.at(first, slot, job)
+        np.maximum.at(last, slot, job)
+        size = len(self.flops)
+        return (
+            _counts(slot, received * (job == first[slot]), size),
+            _counts(slot, received * (job == last[slot]), size),
+        )
+
     def jobs(self, job_numel: int) -> tuple[int, int]:
         """Jobs and communicating jobs of the busiest replica, cut by `job_chunks` exactly as
         `build_plan` cuts them (each rank runs only its replica's jobs)."""
@@ -461,6 +503,7 @@ class Planned:
     planner_s: float  # wall time
     planner_cpu_s: float  # CPU time of this process
     ns_accuracy: AccuracyTable | None = None  # per-shape schedules chosen from it
+    rebalance: bool = True  # owners as `assign_owners` rebalances them (what Muon runs)
 
 
 def choose_layout(
@@ -558,6 +601,7 @@ def plan_group(
     initial_load: np.ndarray | None = None,
     ns_block: int | None = None,
     ns_accuracy: AccuracyTable | None = None,
+    rebalance: bool = True,
 ) -> GroupResult:
     """Run the optimizer's planner on one shard group of `family` and count, per member,
     FLOPs, elements sent inside and across nodes, and elements held and owned.
@@ -566,7 +610,8 @@ def plan_group(
     members, as `build_plan` assigns it, and the per-member arrays cover every replica:
     `[copies * W]`, replica-major (global rank order). `initial_load` (`[gpus]`) is the NS
     FLOPs per global rank of groups planned before, which ownership evens out.
-    `ns_accuracy` chooses each shape's schedule as Muon's `ns_accuracy` does.
+    `ns_accuracy` chooses each shape's schedule as Muon's `ns_accuracy` does;
+    `rebalance=False` predicts owners as `assign_owners` chose them before it rebalanced.
     """
     n = len(family.ranks)
     ids = list(range(len(family.specs)))
@@ -578,7 +623,7 @@ def plan_group(
     slot_ranks = (np.arange(replicas)[None, :] * n + family.ranks[:, None]).reshape(-1)
     tiled = [replace(u, held=np.repeat(u.held, replicas)) for u in units]
     start = None if initial_load is None else initial_load[slot_ranks]
-    slots, slot_flops = assign_owners(tiled, replicas * n, start)
+    slots, slot_flops = assign_owners(tiled, replicas * n, start, rebalance)
     slots = np.asarray(slots, dtype=np.int64)
     replica_of, owners = slots % replicas, slots // replicas
     flops = slot_flops.reshape(n, replicas).T.reshape(-1)
@@ -601,7 +646,7 @@ def plan_group(
     # Each held element to NS and back: copied through the direction buffers in a spread
     # group, written and read by the passes themselves in any other.
     held_copies = 2 * held.reshape(-1)
-    from_peers = np.concatenate([c["moved"] for c in per_replica])
+    from_peers = np.concatenate([c["received"] for c in per_replica])
     spread_over = replicas > 1
     return GroupResult(
         family=family,
@@ -612,8 +657,10 @@ def plan_group(
         nvlink_numel=np.concatenate([c["nvlink"] for c in per_replica]),
         network_numel=np.concatenate([c["network"] for c in per_replica]),
         local_numel=np.tile(local, replicas),
+        share_numel=held.reshape(-1),
         owned_numel=np.concatenate([c["owned"] for c in per_replica]),
-        moved_numel=from_peers + gather_sent + gather_received + spread_over * held_copies,
+        received_numel=from_peers,
+        moved_numel=2 * from_peers + gather_sent + gather_received + spread_over * held_copies,
         folded_numel=(not spread_over) * held_copies,
         normalized_numel=np.concatenate([c["normalized"] for c in per_replica]),
         replica_of=replica_of,
@@ -643,10 +690,9 @@ def _count_share(
     units: list[Unit], owners: np.ndarray, n: int, node: np.ndarray
 ) -> dict[str, np.ndarray]:
     """Per member of a group of `n` on nodes `node` (`[n]`), for `units` owned by `owners`:
-    elements sent inside / across nodes, owned, held, copied on the owner to and from NS
-    inputs ("moved": each element received from a peer into the stacks and its result into
-    the buffer sent back) and owned in units of the standard NS, and which units
-    communicate."""
+    elements sent inside / across nodes, owned, held, received from peers into the
+    owner's NS stacks (each copied there and its result back into the buffer sent back)
+    and owned in units of the standard NS, and which units communicate."""
     nvlink = np.zeros(n, dtype=np.int64)
     network = np.zeros(n, dtype=np.int64)
     owned = np.zeros(n, dtype=np.int64)
@@ -675,7 +721,7 @@ def _count_share(
         "nvlink": nvlink,
         "network": network,
         "owned": owned,
-        "moved": 2 * from_peers,
+        "received": from_peers,
         "normalized": normalized,
         "held": held_total,
     }
@@ -704,12 +750,14 @@ def plan(
     spread_replicas: bool = True,
     ns_block: int | None = None,
     ns_accuracy: AccuracyTable | None = None,
+    rebalance: bool = True,
 ) -> Planned:
     """Choose the layout for `model` on `gpus` GPUs and run the planner on each family
     (`method`, `spread_replicas`, `ns_block` and `ns_accuracy` mean what Muon's
     `ns_method`, `spread_replicas`, `ns_block` and `ns_accuracy` do: None, the default,
     plans full products and `ns_steps` quintic steps on every shape; a shape the table has
-    not measured runs 5 quintic steps, as in Muon without `strict`)."""
+    not measured runs 5 quintic steps, as in Muon without `strict`). `rebalance=False`
+    plans the owners as Muon chose them before `rebalance_owners`."""
     if not 1 <= ns_steps < 100:
         raise ValueError(f"--ns-steps must be in [1, 99], got {ns_steps}")
     if ns_block is not None and ns_block < 1:
@@ -733,6 +781,7 @@ def plan(
             world_load,
             ns_block,
             ns_accuracy,
+            rebalance,
         )
         if len(g.flops) == layout.gpus:
             world_load += g.flops
@@ -748,6 +797,7 @@ def plan(
         planner_s=time.perf_counter() - t0,
         planner_cpu_s=time.process_time() - c0,
         ns_accuracy=ns_accuracy,
+        rebalance=rebalance,
     )
 
 
@@ -868,8 +918,23 @@ def predict(
     moved = per_rank(planned, "moved_numel")
     if not a.fold_copies:
         moved = moved + per_rank(planned, "folded_numel")
+    ranks = np.arange(layout.gpus)
+    local = per_rank(planned, "local_numel")
+    # A spread group's elements (and of them, those of its replica's share), whose momentum
+    # pass is split with `split_momentum`.
+    spread_local = sum(
+        (g.local_numel[ranks % len(g.local_numel)] for g in groups if g.replicas > 1),
+        np.zeros(layout.gpus, dtype=np.int64),
+    )
+    spread_share = sum(
+        (g.share_numel[ranks % len(g.share_numel)] for g in groups if g.replicas > 1),
+        np.zeros(layout.gpus, dtype=np.int64),
+    )
+    passes = local * eb.local  # the two passes' bytes
+    if a.split_momentum:
+        passes += spread_share * eb.direction - spread_local * (eb.local - eb.advance - eb.update)
     elem_bytes = (
-        per_rank(planned, "local_numel") * eb.local
+        passes
         + moved * eb.moved
         + per_rank(planned, "owned_numel") * eb.owned
         + per_rank(planned, "normalized_numel") * eb.normalized
@@ -929,7 +994,6 @@ def predict(
             )
         return u.flops / rate
 
-    ranks = np.arange(layout.gpus)
     t_ns = np.zeros(layout.gpus)
     t_mirror = np.zeros(layout.gpus)
     t_fp8_bytes = np.zeros(layout.gpus)
@@ -947,28 +1011,38 @@ def predict(
     measured_overlap = rates.elementwise_overlap if rates else None
     overlap = a.elementwise_overlap if measured_overlap is None else measured_overlap
     overlap = overlap if a.overlap_elementwise else 0.0
-    local = per_rank(planned, "local_numel")
-    first = np.zeros(layout.gpus, dtype=np.int64)  # elements whose momentum pass is exposed
-    spread_local = np.zeros(layout.gpus, dtype=np.int64)
+    # Bytes before the first NS (momentum passes) and after the last (updates), and the
+    # copies the runtime issues beside NS: what of the elementwise work can overlap.
+    first = np.zeros(layout.gpus, dtype=np.int64)
+    copies_beside = np.zeros(layout.gpus, dtype=np.int64)
     for g in groups:
         held = g.local_numel[ranks % len(g.local_numel)]
-        if g.replicas > 1:
-            spread_local += held
-            first += held
-        else:
-            first += np.minimum(held, (a.max_in_flight + 1) * a.job_numel)
-    first = first * (eb.local - eb.update)
-    # The exchange's unpack and the spread groups' updates run beside the other groups'
-    # NS when there is such NS to run beside; else after the last NS.
-    if a.exchange_aside and any(g.replicas == 1 for g in groups):
-        unpack = per_rank(planned, "gather_received_numel") * eb.moved
+        if g.replicas > 1 and a.split_momentum:  # the directions of its replica's share
+            first += g.share_numel[ranks % len(g.share_numel)] * eb.direction
+        elif g.replicas > 1:  # a whole pass: its replica's first job touches every parameter
+            first += held * (eb.local - eb.update)
+        else:  # the forwards issued first and the first local job
+            first += np.minimum(held, (a.max_in_flight + 1) * a.job_numel) * (eb.local - eb.update)
+        if g.replicas == 1 and a.copies_beside:
+            # received pieces loaded and their results stored on side streams, but for
+            # the loads of a rank's first job and the stores of its last
+            ends = sum(g.received_at_ends(a.job_numel))
+            beside = 2 * g.received_numel - ends
+            copies_beside += beside[ranks % len(beside)] * eb.moved
+    # The exchange's pack and unpack, the spread groups' updates and their buffers'
+    # advance run beside the other groups' NS when there is such NS to run beside; else
+    # the pack before it and the rest after the last NS.
+    beside_other_ns = any(g.replicas == 1 for g in groups)
+    if a.exchange_packed_aside and beside_other_ns:
+        copies_beside += per_rank(planned, "gather_sent_numel") * eb.moved
+    if a.exchange_aside and beside_other_ns:
+        copies_beside += per_rank(planned, "gather_received_numel") * eb.moved
         last = np.minimum(local - spread_local, a.job_numel) * eb.update
     else:
-        unpack = np.zeros(layout.gpus, dtype=np.int64)
         last = np.minimum(local, a.job_numel + spread_local) * eb.update
-    t_beside = (local * eb.local + unpack) / elem_rate  # the passes and the unpack
-    t_hidden = overlap * np.maximum(0.0, t_beside - (first + last) / elem_rate)
-    t_hidden = np.minimum(t_hidden, t_ns)
+        last += spread_local * eb.advance if a.split_momentum else 0
+    t_overlappable = np.maximum(0.0, passes + copies_beside - first - last) / elem_rate
+    t_hidden = np.minimum(overlap * t_overlappable, t_ns)
     t_device = t_ns + t_exposed + t_elem - t_hidden
     t_launch = collectives * a.collective_overhead_s
     t_python = sum(c * len(g.family.ranks) for g, (_, c) in zip(groups, jobs))
@@ -986,6 +1060,7 @@ def predict(
         "exposed_comm_s": float(t_exposed[worst]),
         "elementwise_s": float(t_elem[worst]),
         "elementwise_hidden_s": float(t_hidden[worst]),
+        "elementwise_overlappable_s": float(t_overlappable[worst]),
         "host_s": t_host,
     }
     step = max(t_host, float(t_device[worst]))
@@ -1008,6 +1083,7 @@ def predict(
         "method": planned.method,
         "ns_block": planned.ns_block,
         "ns_accuracy": _accuracy_summary(planned),
+        "rebalanced_owners": planned.rebalance,
         "hardware": asdict(hw),
         "assumptions": asdict(a),
         "sources": {
@@ -1294,8 +1370,13 @@ def print_report(report: dict, console: Console) -> None:
             "elementwise",
             t["elementwise_s"],
             f"{_si(pr['elementwise_bytes']['max'], 'B')} "
-            + "({local} B per local element, {moved} per copy, {normalized} per "
-            "standard-NS element) at ".format(**report["element_bytes"])
+            + (
+                "({local} B per local element, in a spread group {advance} + {update} and "
+                "{direction} more in its replica's share; {moved} per copy"
+                if a["split_momentum"]
+                else "({local} B per local element, {moved} per copy"
+            ).format(**report["element_bytes"])
+            + ", {normalized} per standard-NS element) at ".format(**report["element_bytes"])
             + (
                 f"stated {a['bandwidth_efficiency']:.0%} of {_si(hw['hbm_bytes_s'], 'B/s')}"
                 if src["elementwise"] == "stated"
@@ -1305,10 +1386,11 @@ def print_report(report: dict, console: Console) -> None:
         (
             "elementwise hidden under NS",
             -t["elementwise_hidden_s"] or 0.0,  # not "-0 s" when nothing hides
-            "passes and the replicas' exchange unpack overlapped with NS on side streams "
-            "(--no-overlap: none); "
+            f"{_si(t['elementwise_overlappable_s'], 's')} can overlap NS on side streams "
+            "(the passes, received pieces' loads and stores, the replicas' exchange; "
+            "--no-overlap: none); "
             + (
-                f"stated: {a['elementwise_overlap']:.0%} of them hidden"
+                f"stated: {a['elementwise_overlap']:.0%} of it hidden"
                 if src["elementwise_overlap"] == "stated"
                 else src["elementwise_overlap"]
             )

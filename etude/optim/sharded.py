@@ -9,8 +9,10 @@ granularity), so no metadata is exchanged:
 2. Ownership. Within a group, every unit (matrix, head, expert) gets one owner rank, so the
    group runs each unit's Newton–Schulz exactly once. A unit wholly inside one rank's shard
    is owned there (no communication); the rest go longest-processing-time first, with a
-   slack of one unit's cost that keeps most units on a rank already holding part of them
-   (`assign_owners`).
+   slack of a few units' cost that keeps most units on a rank already holding part of
+   them (`assign_owners`), then units move off the most loaded rank while one fits
+   elsewhere below its load, to a rank holding part of it where one can take it
+   (`rebalance_owners`).
 3. Jobs. A group's units are bucketed by matrix shape and cut into jobs of about
    `job_numel` elements per member (`job_chunks`). A job is one `all_to_all_single` that
    moves every piece of its units to their owners (variable splits, no padding), one
@@ -39,11 +41,19 @@ granularity), so no metadata is exchanged:
    buffers (the rest), and its update read the results where NS and the backward
    all-to-all leave them. Only a group spread over replicas keeps a direction buffer per
    parameter, which its pieces are copied out of and its results, from this replica's
-   jobs and from the replicas' exchange, into.
+   jobs and from the replicas' exchange, into; its momentum pass writes only the
+   directions of this replica's share, and the buffer's advance over the whole shard is a
+   pass of its own (`DataPath.advanced`), which nothing in the step waits for.
 
 The runtime keeps up to `max_in_flight` forward transfers per group outstanding while it
 computes, so communication of later jobs overlaps NS of earlier ones. Jobs of replicated
 groups run first; their all-gathers then travel while the other groups (experts) compute.
+Given side streams (`orthogonalize`'s `aside`, `ahead`, `behind`: Muon's on CUDA), the
+copies that need no NS of their own run beside the NS of others: a job's loads of
+received pieces into its own stacks while earlier jobs' NS runs, its stores of their
+results and its backward transfer while later jobs' NS does, and the replicas' exchange
+(pack, transfer, unpack), the buffers' advance and the spread groups' updates while the
+other groups' NS does.
 Every group issues its collectives in a sequence fixed by its own job list, and ranks wait
 on jobs in one global order (by first parameter and unit), so pipelining can neither
 mismatch nor deadlock.
@@ -51,6 +61,7 @@ mismatch nor deadlock.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 import time
@@ -444,7 +455,10 @@ OWNER_SLACK_UNITS = 4
 
 
 def assign_owners(
-    units: list[Unit], n_ranks: int, initial_load: np.ndarray | None = None
+    units: list[Unit],
+    n_ranks: int,
+    initial_load: np.ndarray | None = None,
+    rebalance: bool = True,
 ) -> tuple[list[int], np.ndarray]:
     """Owner of each unit and the resulting NS FLOPs per rank (of these units only).
 
@@ -454,7 +468,9 @@ def assign_owners(
     among those, the one holding most of the unit, then the least loaded. Balance stays
     within that many units of plain LPT while most data stays where it already is, even
     when `initial_load` (`[n_ranks]`, work the ranks already have from other groups)
-    differs from rank to rank by about a unit.
+    differs from rank to rank by about a unit. With `rebalance` (what Muon runs) the
+    slack is then taken back from the top (`rebalance_owners`). A pure function of its
+    arguments: every rank computes the same owners.
     """
     start = np.zeros(n_ranks, dtype=np.int64) if initial_load is None else initial_load
     load = start.astype(np.int64, copy=True)
@@ -469,7 +485,44 @@ def assign_owners(
             owner = int(near[np.lexsort((near, load[near], -unit.held[near]))[0]])
         owners[k] = owner
         load[owner] += unit.flops
+    if rebalance:
+        rebalance_owners(units, owners, load)
     return owners, load - start
+
+
+def rebalance_owners(units: list[Unit], owners: list[int], load: np.ndarray) -> int:
+    """Move units off the most loaded rank, in place, while one fits elsewhere below its
+    load; returns the number of moves. `load` (`[n_ranks]`, initial load included) is
+    `owners`' load. A unit its owner holds whole stays. Each move takes a unit of the
+    most loaded rank (the lowest such rank) to a rank whose load with it stays below that
+    rank's: a rank holding part of the unit first (its pieces then travel no more than
+    before), then the least loaded, the lowest rank, the lowest unit. Every move lowers
+    the sum of squared loads, so it ends; the slack of `assign_owners` leaves the busiest
+    rank a few units above the mean, which this takes down to about one.
+    """
+    cost = np.array([u.flops for u in units], dtype=np.int64)
+    owned: list[list[int]] = [[] for _ in load]
+    for k in range(len(units)):
+        if units[k].held[owners[k]] != units[k].numel:
+            owned[owners[k]].append(k)
+    moves = 0
+    while True:
+        r = int(np.argmax(load))
+        ks = np.array(owned[r], dtype=np.int64)
+        if not len(ks):
+            return moves
+        kk, tt = np.nonzero(load[None, :] + cost[ks, None] < load[r])
+        if not len(kk):
+            return moves
+        holds = np.stack([units[k].held for k in ks])[kk, tt] > 0
+        best = np.lexsort((ks[kk], tt, load[tt], ~holds))[0]
+        k, t = int(ks[kk[best]]), int(tt[best])
+        owned[r].remove(k)
+        owned[t].append(k)
+        owners[k] = t
+        load[r] -= cost[k]
+        load[t] += cost[k]
+        moves += 1
 
 
 def job_chunks(units: list[Unit], group_size: int, job_numel: int) -> list[list[int]]:
@@ -632,6 +685,9 @@ class JobPath:
     unpack: Pairs  # send -> directions
     own: tuple[int, ...]  # parameters of my own pieces (read by NS, their results written)
     packed: tuple[int, ...]  # parameters of pieces that travel (sent, results returned)
+    # Whether the stacks and results are this job's alone (a group not spread over
+    # replicas): then its loads may run ahead of earlier jobs' NS and its stores behind it.
+    own_stacks: bool
 
 
 @dataclass
@@ -682,9 +738,14 @@ class DataPath:
     `inputs[i]` are the parts parameter i's momentum pass writes its direction into (NS
     dtype), `outputs[i]` the parts its update reads the orthogonalized direction from.
 
-    - A parameter of a group spread over replicas has one of each, its direction buffer
-      `directions[i]` (local shard shape): its pieces are copied from it to NS, and their
-      results, from this replica's jobs and the replicas' exchange, back into it.
+    - A parameter of a group spread over replicas has a direction buffer `directions[i]`
+      (local shard shape): its pieces are copied from it to NS, and their results, from
+      this replica's jobs and the replicas' exchange, back into it; its one output is the
+      whole buffer. Its inputs are the runs of its pieces of units this replica
+      orthogonalizes, in that buffer: the rest of the buffer is overwritten by the
+      exchange, so there the momentum pass only advances the momentum buffer, over the
+      whole shard, later (`advanced`: its first pass split into
+      `momentum_direction_only` over the inputs and `momentum_advance`).
     - Any other parameter has no buffer (`directions[i]` None): its inputs are its pieces'
       views in the NS stacks (units this rank owns) and in the send buffers (the rest),
       its outputs their views in the NS results and the send buffers (the backward
@@ -705,6 +766,7 @@ class DataPath:
     jobs: list[JobPath | None]  # by plan.jobs; None for the jobs of other replicas
     gathers: list[GatherPath]
     writes: list[int]
+    advanced: tuple[int, ...]  # parameters whose momentum buffer advances on its own
 
 
 def ns_result(b: int, m: int, n: int, dtype: torch.dtype, device: torch.device) -> Tensor:
@@ -739,11 +801,15 @@ def data_path(
     shapes = [tuple(int(s) for s in box[:, 1] - box[:, 0]) for box in plan.local_boxes]
     spread = {p.param for j in plan.jobs if j.replica is not None for ps in j.send for p in ps}
     keep = spread | (buffered or set())
+    # A strided shard keeps its whole momentum pass: its parts could not be located.
+    split = spread - (buffered or set())
     directions = [
         torch.empty(shape, dtype=dtype, device=device) if i in keep else None
         for i, shape in enumerate(shapes)
     ]
-    inputs: list[Parts] = [[] if d is None else [(d, None)] for d in directions]
+    inputs: list[Parts] = [
+        [] if d is None or i in split else [(d, None)] for i, d in enumerate(directions)
+    ]
     outputs: list[Parts] = [[] if d is None else [(d, None)] for d in directions]
     # Where pieces lie in their parameter's shard: in its direction buffer, or in a meta
     # tensor of the shard's layout (no memory), a view of which `Located` records.
@@ -834,7 +900,7 @@ def data_path(
         jobs.append(
             JobPath(
                 send_sizes, recv_sizes, send, recv, list(stacks), list(results),
-                pack, load, store, unpack, own_params, packed,
+                pack, load, store, unpack, own_params, packed, not shared,
             )
         )  # fmt: skip
     gathers = []
@@ -847,6 +913,11 @@ def data_path(
                 send_sizes[chunk], recv_sizes[chunk] = sizes[me], sizes[replica]
         send, recv = empty(sum(send_sizes)), empty(sum(recv_sizes))
         share = sizes[me]
+        # The split momentum passes write only this share's directions.
+        for ps in gather.pieces[me]:
+            ps = [p for p in ps if p.param in split]
+            views = local(ps)
+            into(inputs, _per_param(ps, views, views))
         pack = [
             pair
             for ps, flat in zip(gather.pieces[me], _flat_views(send, gather.pieces[me]))
@@ -873,7 +944,7 @@ def data_path(
         gathers.append(
             GatherPath(send_sizes, recv_sizes, send, recv, pack, repeat, unpack, unpacked)
         )
-    return DataPath(directions, inputs, outputs, jobs, gathers, writes)
+    return DataPath(directions, inputs, outputs, jobs, gathers, writes, tuple(sorted(split)))
 
 
 def orthogonalize(
@@ -884,7 +955,10 @@ def orthogonalize(
     max_in_flight: int = 4,
     prepare: Callable[[tuple[int, ...]], None] | None = None,
     finished: Callable[[int], None] | None = None,
+    advance: Callable[[tuple[int, ...]], None] | None = None,
     aside: Callable[[], AbstractContextManager] | None = None,
+    ahead: Callable[[], AbstractContextManager] | None = None,
+    behind: Callable[[], AbstractContextManager] | None = None,
 ) -> StepStats:
     """Run `plan` on this rank: orthogonalize the directions `path.inputs` hold into
     `path.outputs` (see `DataPath`), and return this step's telemetry. Pieces travel in
@@ -895,13 +969,28 @@ def orthogonalize(
     The caller fills the inputs and uses the outputs (Muon's momentum passes and updates),
     before and after the call or as the step goes (Muon's `overlap_elementwise`):
     `prepare(params)` is called before NS or a transfer reads the inputs of `params`
-    (indices into `plan.local_boxes`), or a copy writes their direction buffers, and
-    `finished(i)` once per parameter, as soon as the last write into its outputs has
-    been issued (at the start for a parameter with no local elements). With `aside`, the
-    replicas' exchange is waited for, unpacked and its parameters finished under
-    `aside()` (Muon's update stream on CUDA) before the other groups' jobs are issued, so
-    that on a GPU the unpack and the updates after it run beside those groups' NS; without,
-    after those jobs.
+    (indices into `plan.local_boxes`), or a copy writes their direction buffers;
+    `advance(path.advanced)` once, after their `prepare`, for the momentum buffers that
+    advance on their own (a spread group's: nothing of this step reads them); and
+    `finished(i)` once per parameter, as soon as the last write into its outputs has been
+    issued on the current stream (at the start for a parameter with no local elements).
+    The rest give work to side streams (Muon's on CUDA; each None runs it in line):
+
+    - `aside()`: work that may wait for a transfer without holding up the current stream
+      (the update stream on CUDA). The replicas' exchange (its pack, its transfer, the
+      wait, the unpack and its parameters' `finished`) and the buffers' advance run
+      under it before the other groups' jobs are issued, so that on a GPU they run beside
+      those groups' NS; without it the exchange is waited for after those jobs (a wait
+      before them would hold them up).
+    - `ahead()`: a job's wait for its forward transfer and its copies into the NS stacks,
+      which the current stream waits for afterwards but which need not wait for its
+      earlier work: they run while earlier jobs' NS does;
+    - `behind()`: a job's copies out of the NS results into the buffer sent back, its
+      backward transfer and its parameters' `finished`, after the current stream's work
+      so far, which nothing on it waits for: they run while later jobs' NS does.
+
+    `ahead` and `behind` apply to the jobs whose stacks are their own (groups not spread
+    over replicas); a spread group's jobs share theirs, so their copies stay in line.
 
     The copies (`elementwise.element_bytes` counts them) are those the passes cannot do:
     on the owner, a piece received from a peer goes from the receive buffer into its slot
@@ -925,6 +1014,9 @@ def orthogonalize(
             remaining[i] -= 1
             if remaining[i] == 0 and finished is not None:
                 finished(i)
+
+    def side(context: Callable[[], AbstractContextManager] | None) -> AbstractContextManager:
+        return contextlib.nullcontext() if context is None else context()
 
     for i, count in enumerate(remaining):
         if count == 0:  # nothing of it on this rank: ready before anything runs
@@ -960,13 +1052,17 @@ def orthogonalize(
         copy(p.pack)
         return start(p.send, p.recv, p.send_sizes, p.recv_sizes, job.group.process_group)
 
-    def compute(job: Job) -> None:
-        """Batched NS of the units I own (`[B, m, n]` per batch): received pieces into the
-        stacks, their results into the buffer sent back (and, in a spread group, my own
-        pieces from and to their direction buffers)."""
+    def compute(job: Job, sent: dist.Work | None = None) -> dist.Work | None:
+        """Batched NS of the units I own (`[B, m, n]` per batch) once the forward transfer
+        `sent` has arrived: received pieces into the stacks, their results into the buffer
+        sent back (and, in a spread group, my own pieces from and to their direction
+        buffers). Returns the backward transfer (None for a job that needs none)."""
         p = by_job[id(job)]
         access(p.own)
-        copy(p.load)
+        with side(ahead if p.own_stacks else None):
+            if sent is not None:
+                wait(sent)
+            copy(p.load)
         t0 = time.perf_counter()
         for batch, stack, result in zip(job.batches, p.stacks, p.results):
             newton_schulz(
@@ -983,8 +1079,13 @@ def orthogonalize(
             stats.ns_units += len(batch.slots)
             stats.ns_calls += 1
         stats.ns_time_s += time.perf_counter() - t0
-        copy(p.store)
-        written(p.own)
+        with side(behind if p.own_stacks else None):
+            copy(p.store)
+            work = None
+            if sent is not None:
+                work = start(p.recv, p.send, p.recv_sizes, p.send_sizes, job.group.process_group)
+            written(p.own)
+        return work
 
     def run(jobs: list[Job]) -> None:
         """Run `jobs` (all mine) to the end: local ones while the first transfers travel."""
@@ -1007,11 +1108,7 @@ def orthogonalize(
                 compute(job)
         backward = []
         for job in comm_jobs:
-            wait(forwards.pop(id(job)))
-            compute(job)
-            p = by_job[id(job)]
-            work = start(p.recv, p.send, p.recv_sizes, p.send_sizes, job.group.process_group)
-            backward.append((job, work))
+            backward.append((job, compute(job, forwards.pop(id(job)))))
             group_jobs = by_group[tuple(job.group.ranks)]
             k = position[id(job)] + max_in_flight
             if k < len(group_jobs):
@@ -1026,16 +1123,23 @@ def orthogonalize(
     run([j for j in mine if j.replica is not None])
     # Replicas exchange results while the other groups (experts) orthogonalize: my
     # replica's finished pieces to my counterparts in every other replica, theirs back.
-    # With `aside` (on CUDA: a side stream, which waits for the exchange while the current
-    # stream goes on to the other groups' NS) unpacked and updated before those groups'
-    # jobs are issued; the exchange depends on no collective of theirs, so waiting for it
-    # first cannot deadlock. Without, after them: a wait here would hold them up.
+    # With `aside` (on CUDA: a side stream, which packs and waits for the exchange while
+    # the current stream goes on to the other groups' NS) packed, unpacked and updated
+    # before those groups' jobs are issued; the exchange depends on no collective of
+    # theirs, so waiting for it first cannot deadlock. Without, unpacked after them: a
+    # wait here would hold them up.
     gathering = []
     for gather, g in zip(plan.gathers, path.gathers):
-        copy(g.pack)
-        copy(g.repeat)
-        group = gather.replicas.process_group
-        gathering.append((g, start(g.send, g.recv, g.send_sizes, g.recv_sizes, group)))
+        with side(aside):
+            copy(g.pack)
+            copy(g.repeat)
+            group = gather.replicas.process_group
+            gathering.append((g, start(g.send, g.recv, g.send_sizes, g.recv_sizes, group)))
+    if advance is not None and path.advanced:
+        # The rest of the spread groups' momentum passes: no NS input depends on them.
+        access(path.advanced)
+        with side(aside):
+            advance(path.advanced)
     if aside is not None:
         for g, work in gathering:
             access(g.unpacked)
