@@ -98,6 +98,10 @@ def test_tools_on_a_synthesized_task(task_dir, tmp_path):
     last = MAX_READ_LINES + 50  # a range that fits is shown whole, without the note
     rest = env.call("read_file", json.dumps({"path": "notes/long.py", "start_line": last - 9}))
     assert len(rest.splitlines()) == 10 and rest.endswith(f"x{last} = {last}")
+    past = env.call("read_file", json.dumps({"path": "notes/new.py", "start_line": 347}))
+    assert past == "Error: notes/new.py ends at line 1; start_line 347 is past it", past
+    env.call("write_file", '{"path": "notes/empty.py", "content": ""}')
+    assert env.call("read_file", '{"path": "notes/empty.py"}') == "[notes/empty.py is empty]"
     assert env.call("edit_file", '{"path": "notes/new.py", "old": "X = 1", "new": "X = 2"}') == (
         "edited notes/new.py"
     )

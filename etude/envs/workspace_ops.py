@@ -43,6 +43,10 @@ def read(root: Path, path: str, start_line: int = 1, end_line: int | None = None
         raise ToolError(f"{path} is not a file")
     lines = target.read_text(errors="replace").splitlines()
     start = max(int(start_line), 1)
+    if not lines:
+        return f"[{path} is empty]"
+    if start > len(lines):  # said, not an empty reply an agent could take for the file
+        raise ToolError(f"{path} ends at line {len(lines)}; start_line {start} is past it")
     end = len(lines) if end_line is None else min(int(end_line), len(lines))
     shown = min(end, start + MAX_READ_LINES - 1)
     text = "\n".join(f"{i:5d}  {lines[i - 1]}" for i in range(start, shown + 1))
