@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The warm start and a longer RL run of benchmarks/coding_agent_learning.py on one H200
-# (never needed for CI), on the recipe measured best on CPU (docs/coding-loop.md, "The
-# same on one-path demonstrations"): the small-task curriculum of four sdists, one-path
-# demonstrations cut through their first write, SFT on the GPU (device = cuda) on every
-# layer instead of the CPU's last 4, then RL from it for 4 iterations on 3 seeds. The
+# (never needed for CI), on the recipe measured best on CPU (docs/coding-loop.md, "Every
+# layer, cut through the last write"): the small-task curriculum of four sdists, one-path
+# demonstrations cut through their last write, SFT on the GPU (device = cuda) on every
+# layer (20 steps of 4 at Muon lr 0.01, as measured on CPU), then RL from it for 4
+# iterations on 3 seeds. The
 # curriculum, the demonstrations, the tool-call rate's sampling (HFBackend) and the loop
 # run on the machine's CPU cores (the loop has no GPU path yet).
 #
@@ -21,8 +22,7 @@
 #         more-itertools==10.5.0 toolz==1.0.0 -d .
 #
 # Writes its run under "h200" in benchmarks/results/coding_agent_learning.json (beside
-# the CPU runs' figures). Not yet run: no GPU was available when it was written; the SFT
-# length and learning rate on every layer are the CPU recipe's, not measured there.
+# the CPU runs' figures). Not yet run: no GPU was available when it was written.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
@@ -38,7 +38,7 @@ fi
 export CUDA_VISIBLE_DEVICES="${CUDA_VISIBLE_DEVICES:-0}"
 export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
 timeout 590 "$PY" benchmarks/coding_agent_learning.py \
-    --out "${1:-runs/coding-agent-learning-h200}" "${DATA[@]}" --through-write \
-    --seeds 0 1 2 --sft-steps 48 --batch-size 8 --train-layers 0 --lr 0.02 \
+    --out "${1:-runs/coding-agent-learning-h200}" "${DATA[@]}" --through-last-write \
+    --seeds 0 1 2 --sft-steps 20 --batch-size 4 --train-layers 0 --lr 0.01 \
     --sft-max-tokens 4608 --samples 8 --iterations 4 \
     --turn-tokens 512 --episode-tokens 1536 --max-turns 6 --device cuda --key h200
