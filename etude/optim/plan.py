@@ -801,8 +801,9 @@ def plan(
     )
 
 
-def per_rank(planned: Planned, attr: str) -> np.ndarray:
-    """`GroupResult.<attr>` summed over the groups of each global rank, `[gpus]`.
+def per_rank(planned: Planned, attr: str, spread: bool | None = None) -> np.ndarray:
+    """`GroupResult.<attr>` summed over the groups of each global rank, `[gpus]` (with
+    `spread`, over the groups spread over replicas only, or only the others).
 
     Global rank r is member r of the expert group and member r % gpus_per_node of its
     node's dense group: entry r of a dense group spread over the replicas (replica r //
@@ -810,6 +811,8 @@ def per_rank(planned: Planned, attr: str) -> np.ndarray:
     ranks = np.arange(planned.layout.gpus)
     total = np.zeros(planned.layout.gpus, dtype=np.int64)
     for g in planned.groups:
+        if spread is not None and (g.replicas > 1) != spread:
+            continue
         values = getattr(g, attr)
         total = total + values[ranks % len(values)]
     return total
@@ -922,14 +925,8 @@ def predict(
     local = per_rank(planned, "local_numel")
     # A spread group's elements (and of them, those of its replica's share), whose momentum
     # pass is split with `split_momentum`.
-    spread_local = sum(
-        (g.local_numel[ranks % len(g.local_numel)] for g in groups if g.replicas > 1),
-        np.zeros(layout.gpus, dtype=np.int64),
-    )
-    spread_share = sum(
-        (g.share_numel[ranks % len(g.share_numel)] for g in groups if g.replicas > 1),
-        np.zeros(layout.gpus, dtype=np.int64),
-    )
+    spread_local = per_rank(planned, "local_numel", spread=True)
+    spread_share = per_rank(planned, "share_numel", spread=True)
     passes = local * eb.local  # the two passes' bytes
     if a.split_momentum:
         passes += spread_share * eb.direction - spread_local * (eb.local - eb.advance - eb.update)
@@ -1013,17 +1010,18 @@ def predict(
     overlap = overlap if a.overlap_elementwise else 0.0
     # Bytes before the first NS (momentum passes) and after the last (updates), and the
     # copies the runtime issues beside NS: what of the elementwise work can overlap.
-    first = np.zeros(layout.gpus, dtype=np.int64)
+    # A spread group: the directions of its replica's share when split, else a whole pass
+    # (its replica's first job touches every parameter).
+    momentum = eb.local - eb.update
+    first = spread_share * eb.direction if a.split_momentum else spread_local * momentum
     copies_beside = np.zeros(layout.gpus, dtype=np.int64)
     for g in groups:
+        if g.replicas > 1:
+            continue
+        # the forwards issued first and the first local job
         held = g.local_numel[ranks % len(g.local_numel)]
-        if g.replicas > 1 and a.split_momentum:  # the directions of its replica's share
-            first += g.share_numel[ranks % len(g.share_numel)] * eb.direction
-        elif g.replicas > 1:  # a whole pass: its replica's first job touches every parameter
-            first += held * (eb.local - eb.update)
-        else:  # the forwards issued first and the first local job
-            first += np.minimum(held, (a.max_in_flight + 1) * a.job_numel) * (eb.local - eb.update)
-        if g.replicas == 1 and a.copies_beside:
+        first += np.minimum(held, (a.max_in_flight + 1) * a.job_numel) * momentum
+        if a.copies_beside:
             # received pieces loaded and their results stored on side streams, but for
             # the loads of a rank's first job and the stores of its last
             ends = sum(g.received_at_ends(a.job_numel))
