@@ -6,7 +6,9 @@ The warm start is built once under `--out`:
 given, split train/held-out with `--split-seed`, `--heldout-share` and
 `--heldout-repository`; `--max-candidates` per repository among those deleting at most
 `--max-lines` lines), `build_demonstrations` on the train split (`--per-task` each;
-`--plain`: the solver's one path without variation, in `demonstrations.plain.jsonl`),
+`--path plain`: the solver's one path without variation, in `demonstrations.plain.jsonl`;
+`--path grounded`: that path with no line number or anchor the episode has not shown, in
+`demonstrations.grounded.jsonl`),
 `etude.recipes.sft.train` (SmolLM2, the last `--train-layers` layers, seed `--split-seed`;
 with `--first-turns` on each demonstration cut after its first accepted tool call, with
 `--through-write` cut after its first accepted write or edit, with `--through-last-write`
@@ -20,8 +22,9 @@ share of held-out first turns that call a known tool with valid JSON arguments h
 tool's required keys (`--samples` per held-out task, temperature 0.8, sampled under the
 seed), and `--iterations` of the coding loop (`configs/coding-smol.toml`, the seed's,
 `model.init` = the warm start) on the train split (`--turn-tokens`, `--episode-tokens`,
-`--max-turns` override the config's `model.max_new_tokens`, `rollout.max_tokens` and
-`rollout.max_turns`: its 160-token turns cut off a demonstrated edit), reading each
+`--max-turns`, `--group-size` and `--tasks-per-iteration` override the config's
+`model.max_new_tokens`, `rollout.max_tokens`, `rollout.max_turns`, `rollout.group_size` and
+`rollout.tasks_per_iteration`: its 160-token turns cut off a demonstrated edit), reading each
 iteration's held-out mean reward from the loop's summary key `heldout_reward` (the loop's
 held-out evaluation; this script stops with an error when the loop does not report it,
 rather than estimate it itself). Iteration 0 of `heldout_reward` is the warm start's: the
@@ -182,14 +185,14 @@ def build_warm_start(args) -> tuple[dict, Path, list[Path], list[Path]]:
     if load_curriculum(curriculum).rule != rule:
         raise SystemExit(f"{curriculum} was split by another rule than {rule}: use another --out")
     train_dirs, heldout_dirs = split_dirs(curriculum, "train"), split_dirs(curriculum, "heldout")
-    name = "demonstrations.plain" if args.plain else "demonstrations"
+    name = "demonstrations" if args.path == "varied" else f"demonstrations.{args.path}"
     demos, made_file = root / f"{name}.jsonl", root / f"{name}.made.json"
     whole_demos = demos
     made = json.loads(made_file.read_text()) if made_file.is_file() else {}
     if made.get("per_task") != args.per_task:  # what the build kept and dropped, its time
         start = time.perf_counter()
         made = build_demonstrations(
-            train_dirs, demos, per_task=args.per_task, seed=seed, plain=args.plain
+            train_dirs, demos, per_task=args.per_task, seed=seed, path=args.path
         )
         made |= {"per_task": args.per_task, "seconds": round(time.perf_counter() - start, 1)}
         made_file.write_text(json.dumps(made) + "\n")
@@ -346,6 +349,8 @@ def loop_config(
         ("model", "max_new_tokens", args.turn_tokens),
         ("rollout", "max_tokens", args.episode_tokens),
         ("rollout", "max_turns", args.max_turns),
+        ("rollout", "group_size", args.group_size),
+        ("rollout", "tasks_per_iteration", args.tasks_per_iteration),
     ):
         if value:
             data[table][key] = value
@@ -445,6 +450,8 @@ def rl_record(rl: Path) -> dict:
 
 
 def main() -> None:
+    from etude.recipes.coding.demonstrations import PATHS
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
     parser.add_argument("--sdist", nargs="*", default=[])
@@ -459,7 +466,9 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=4)
     parser.add_argument("--train-layers", type=int, default=4, help="SFT's")
     parser.add_argument("--lr", type=float, default=0.002, help="Muon's learning rate")
-    parser.add_argument("--plain", action="store_true", help="one-path demonstrations")
+    parser.add_argument(
+        "--path", choices=PATHS, default="varied", help="the demonstrations' solver path"
+    )
     cuts = parser.add_mutually_exclusive_group()  # three cuts of the same demonstrations
     cuts.add_argument("--first-turns", action="store_true", help="SFT on episode openings")
     cuts.add_argument(
@@ -478,6 +487,10 @@ def main() -> None:
     parser.add_argument("--turn-tokens", type=int, default=0, help="RL model.max_new_tokens")
     parser.add_argument("--episode-tokens", type=int, default=0, help="RL rollout.max_tokens")
     parser.add_argument("--max-turns", type=int, default=0, help="RL rollout.max_turns")
+    parser.add_argument("--group-size", type=int, default=0, help="RL rollout.group_size")
+    parser.add_argument(
+        "--tasks-per-iteration", type=int, default=0, help="RL rollout.tasks_per_iteration"
+    )
     parser.add_argument("--key", default="", help="store the run under this key")
     parser.add_argument("--samples", type=int, default=4, help="first turns per held-out task")
     parser.add_argument("--iterations", type=int, default=0, help="RL iterations (0: none)")

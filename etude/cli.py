@@ -247,7 +247,11 @@ def build_parser() -> argparse.ArgumentParser:
     demos.add_argument("--per-task", type=int, default=1)
     demos.add_argument("--seed", type=int, default=0)
     demos.add_argument(
-        "--plain", action="store_true", help="one path: read, edit, run, answer (no variation)"
+        "--path",
+        choices=("varied", "plain", "grounded"),  # demonstrations.PATHS, which loads torch
+        default="varied",
+        help="the solver's path: varied; plain (read, edit, run, answer); grounded (plain, "
+        "with no line number or anchor the episode has not shown)",
     )
     demos.set_defaults(run=_run_demonstrations)
 

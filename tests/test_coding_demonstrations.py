@@ -9,6 +9,8 @@ import shutil
 
 import pytest
 
+from etude.cli import build_parser
+from etude.envs import workspace_ops
 from etude.envs.coding import TOOL_NOT_FOUND
 from etude.envs.workspace_ops import MAX_READ_LINES
 from etude.recipes.coding.curriculum import (
@@ -22,12 +24,15 @@ from etude.recipes.coding.curriculum import (
     split_tasks,
 )
 from etude.recipes.coding.demonstrations import (
+    PATHS,
     READ_WINDOW,
+    NoGroundedPath,
     ScriptedSolver,
     build_demonstrations,
     edit_arguments,
     edit_hunks,
     first_turns,
+    grounded_calls,
     read_arguments,
     through_first_write,
     through_last_write,
@@ -126,6 +131,67 @@ def test_changes_far_apart_are_short_edits_each_read_and_applied_in_order():
     assert edit_hunks("x\n", "x\n") is None  # nothing changed: no edit to make
 
 
+def _run_grounded(tmp_path, current: str | None, target: str) -> list[tuple[str, dict]]:
+    """Apply `grounded_calls` for m.py with the workspace's own tool functions, checking
+    that every line number a call passes was printed by the search before it and every
+    edit's `old` was shown by the reads before it; the calls."""
+    if current is not None:
+        (tmp_path / "m.py").write_text(current)
+    calls = grounded_calls("m.py", current, target)
+    shown = ""  # every tool output so far, read replies without their line numbers
+    for name, args in calls:
+        if name == "read_file":
+            if "start_line" in args:
+                assert f"m.py:{args['start_line']}: " in shown  # the number the search printed
+            reply = workspace_ops.read(tmp_path, **args)
+            shown += "".join(line[7:] + "\n" for line in reply.splitlines())
+        elif name == "search_files":
+            shown += workspace_ops.search(tmp_path, **args) + "\n"
+        elif name == "edit_file":
+            assert args["old"] in shown  # an anchor the episode has seen
+            shown += args["new"]  # its own change is in the context too
+            workspace_ops.edit(tmp_path, **args)
+        else:
+            workspace_ops.write(tmp_path, **args)
+    assert (tmp_path / "m.py").read_text() == target
+    return calls
+
+
+def test_grounded_calls_pass_only_numbers_and_anchors_the_episode_was_shown(tmp_path):
+    """`path="grounded"`: a short file is read and written whole; a long one is read from
+    its top, edited there for `__all__`, and a definition further down goes before the one
+    that follows it (search, read from the printed line, anchor on its line) or, at the
+    file's end, after the one before it; a new file is written."""
+    body = "".join(f"def f{i}():\n    return {i}\n\n\n" for i in range(1, 60))  # 236 lines
+    current = '__all__ = ("f1",)\n\n' + body
+    added = "def new():\n    return -1\n\n\n"
+    middle = current.replace('("f1",)', '("f1", "new")').replace("def f40():", added + "def f40():")
+    calls = _run_grounded(tmp_path, current, middle)
+    assert [n for n, _ in calls] == [
+        "read_file",
+        "edit_file",
+        "search_files",
+        "read_file",
+        "edit_file",
+    ]
+    assert calls[0][1] == {"path": "m.py"} and calls[2][1]["pattern"] == r"def f40\b"
+    assert _run_grounded(tmp_path, current, current + added.rstrip() + "\n")[-3][1] == {
+        "pattern": r"def f59\b",
+        "path": "m.py",
+    }
+    short = "x = 1\n"
+    assert [n for n, _ in _run_grounded(tmp_path, short, short + added)] == [
+        "read_file",
+        "write_file",
+    ]
+    assert _run_grounded(tmp_path / "new", None, added) == [
+        ("write_file", {"path": "m.py", "content": added})
+    ]
+    # a change far down with no definition beside it to search for: no grounded path
+    flat = "".join(f"x{i} = {i}\n" for i in range(200))
+    assert grounded_calls("m.py", flat, flat.replace("x150 = 150", "x150 = -1")) is None
+
+
 def _turn(name: str, k: int) -> list[dict]:
     call = {"id": f"c{k}", "type": "function", "function": {"name": name, "arguments": "{}"}}
     reply = f"{TOOL_NOT_FOUND}: {name}" if name == "cat" else f"output {k}"
@@ -161,14 +227,28 @@ def test_cuts_end_after_the_first_accepted_call_and_the_first_or_last_accepted_w
     assert through_last_write({"messages": rejected})["messages"] == messages[:7]
 
 
-def test_a_plain_solver_reads_the_named_files_then_writes_runs_and_answers(curriculum):
-    """`plain=True`: the one path, under every seed: reads of the files the task changes,
-    then the writes or edits, one run of the check, the answer; no listing, search, wrong
-    tool name or deliberate failed attempt. The varied solver takes other paths."""
+def _far_change_task(task_dir, tmp_path):
+    """A copy of the task whose first changed file is long and changed far below its top,
+    with no definition beside the change to search for."""
+    copy = tmp_path / "far"
+    shutil.copytree(task_dir, copy)
+    rel = json.loads((copy / "task.json").read_text())["modified_files"][0]
+    flat = "".join(f"x{i} = {i}\n" for i in range(200))
+    (copy / "workspace" / rel).write_text(flat)
+    (copy / "hidden" / "reference" / rel).write_text(flat.replace("x150 = 150", "x150 = -1"))
+    return copy
+
+
+def test_solver_paths_plain_and_grounded(curriculum, tmp_path):
+    """`path="plain"`: the one path, under every seed: reads of the files the task
+    changes, then the writes or edits, one run of the check, the answer; no listing,
+    search, wrong tool name or deliberate failed attempt. The varied solver takes other
+    paths. `path="grounded"` writes the example repository's short files whole; a task it
+    cannot ground is refused before an environment is set up, as is an unknown path."""
     task_dir = split_dirs(curriculum, "train")[0]
 
-    def calls(plain: bool, seed: int) -> list[str]:
-        solver = ScriptedSolver(task_dir, random.Random(seed), plain)
+    def calls(path: str, seed: int, task_dir=task_dir) -> list[str]:
+        solver = ScriptedSolver(task_dir, random.Random(seed), path)
         names = []
         while True:
             message, _ = solver.complete([], [])
@@ -177,12 +257,24 @@ def test_a_plain_solver_reads_the_named_files_then_writes_runs_and_answers(curri
             names.append(message["tool_calls"][0]["function"]["name"])
 
     for seed in range(8):
-        names = calls(True, seed)
+        names = calls("plain", seed)
         reads = names.index(next(n for n in names if n != "read_file"))
         assert reads >= 1 and set(names[:reads]) == {"read_file"}
         assert set(names[reads:-1]) <= {"edit_file", "write_file"} and names[-1] == "run_command"
-    varied = {tuple(calls(False, seed)) for seed in range(8)}
+    varied = {tuple(calls("varied", seed)) for seed in range(8)}
     assert any(n[0] != "read_file" or "run_command" in n[:-1] for n in varied)
+    for task_dir in split_dirs(curriculum, "train"):  # short files: read and written whole
+        names = calls("grounded", 0, task_dir)
+        assert "edit_file" not in names and names[-1] == "run_command"
+    with pytest.raises(ValueError, match="unknown solver path 'straight'"):
+        ScriptedSolver(task_dir, random.Random(0), "straight")
+    with pytest.raises(NoGroundedPath, match="no grounded path"):
+        ScriptedSolver(_far_change_task(task_dir, tmp_path), random.Random(0), "grounded")
+    args = ["demonstrations", "--curriculum", "c", "--out", "o", "--path", "grounded"]
+    assert build_parser().parse_args(args).path == "grounded"
+    with pytest.raises(SystemExit):  # the command line offers the solver's paths only
+        build_parser().parse_args([*args[:-1], "straight"])
+    assert PATHS == ("varied", "plain", "grounded")
 
 
 @pytest.mark.slow

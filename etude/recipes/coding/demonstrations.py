@@ -11,9 +11,16 @@ train in SFT and are refused by the RL update).
 Seeded variation per demonstration: exploration order (list, search or read first), edit
 vs write, a wrong tool name followed by the right one, and a failing run followed by the
 fix (a file left out of the first attempt, or the named test file that the task hides).
-With `plain=True` there is one path only: read the files the task names, edit, run the
-check, answer (edit vs write still by seed): fewer surface patterns for a small model to
-copy from the train tasks where it should follow the prompt.
+`path` picks the solver's path (`PATHS`): "varied" as above; "plain", one path only: read
+the files the task names, edit, run the check, answer (edit vs write still by seed): fewer
+surface patterns for a small model to copy from the train tasks where it should follow the
+prompt; "grounded", the plain path with nothing in a call that the episode has not shown
+(`grounded_calls`): a file that fits one reply is read whole and written whole; a longer
+one is read from its top (where `__all__` and the imports are, edited there), and a
+definition that goes further down is put before the definition that follows it, found
+with a search whose printed line number the read then starts at, the edit anchored on that
+definition's line. A plain demonstration reads a long file at a window centred on where
+the hidden reference puts the feature, numbers a policy can only memorize.
 Reads keep to the read tool's cap (`MAX_READ_LINES` a reply): a longer file is read around
 the feature's place and edited, never written whole, so no demonstration shows the policy
 a reply or a turn that a long file would not fit in a small model's context.
@@ -64,6 +71,8 @@ _IMPORTABLE = re.compile(r"importable as `([^`]+)`")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 _PASSED = re.compile(r"(\d+) passed")
 READ_WINDOW = 40  # lines read around the feature's place in a file too long to read whole
+PATHS = ("varied", "plain", "grounded")
+_DEFINITION = re.compile(r"\s*(?:async\s+)?(def|class)\s+(\w+)")
 
 
 def _strip_docstrings(node: ast.AST) -> ast.AST:
@@ -216,17 +225,103 @@ def read_arguments(path: str, current: str, target: str) -> list[dict]:
     return reads
 
 
+def _last_line(text: str, part: str) -> int:
+    """The 0-based index of the last line of the first occurrence of `part` in `text`."""
+    return text[: text.index(part)].count("\n") + part.rstrip("\n").count("\n")
+
+
+def _search_and_read(path: str, lines: list[str], k: int) -> list[tuple[str, dict]] | None:
+    """A search that prints line k (0-based) of `lines`, a definition, as its one hit, and
+    a read from the line number it prints; None when line k is no definition or the search
+    would print more than one line."""
+    found = _DEFINITION.match(lines[k])
+    if found is None:
+        return None
+    kind, name = found.groups()
+    pattern = rf"{kind} {name}\b"
+    if sum(bool(re.search(pattern, line)) for line in lines) != 1:
+        return None
+    return [
+        ("search_files", {"pattern": pattern, "path": path}),
+        ("read_file", {"path": path, "start_line": k + 1}),
+    ]
+
+
+def _anchored_below(path: str, current: str, target: str) -> list[tuple[str, dict]] | None:
+    """Calls that make the one change from `current` to `target`: a search for a definition
+    beside it, a read from the line the search printed, an edit within what was read.
+    An insertion goes before the definition that follows it, anchored on that definition's
+    line; else the edit is anchored after the definition before the change (a feature at a
+    file's end). None when neither definition can be found this way."""
+    a = current.splitlines(keepends=True)
+    regions = _changed_regions(current, target)
+    if len(regions) != 1:
+        return None
+    i1, i2, *_ = regions[0]
+    k = next((i for i in range(i2, len(a)) if a[i].strip()), None)
+    if i1 == i2 and k is not None and current.count(a[k]) == 1 and not "".join(a[i1:k]).strip():
+        found = _search_and_read(path, a, k)
+        head, tail = "".join(a[:k]), "".join(a[k + 1 :])
+        new = target[len(head) : len(target) - len(tail)]
+        if found and target.startswith(head) and target.endswith(tail) and new.endswith(a[k]):
+            return [*found, ("edit_file", {"path": path, "old": a[k], "new": new})]
+    edit = edit_arguments(current, target)
+    d = next((i for i in reversed(range(i1)) if _DEFINITION.match(a[i])), None)
+    if edit is None or d is None:
+        return None
+    first = current[: current.index(edit["old"])].count("\n")
+    found = _search_and_read(path, a, d)
+    if found is None or not d <= first <= _last_line(current, edit["old"]) < d + MAX_READ_LINES:
+        return None
+    return [*found, ("edit_file", {"path": path, **edit})]
+
+
+def grounded_calls(path: str, current: str | None, target: str) -> list[tuple[str, dict]] | None:
+    """(tool, arguments) that turn file `path` from `current` (None: absent) into `target`
+    with nothing in an argument that the episode has not shown before it: a new file is
+    written; one that fits one `read_file` reply is read and written whole; a longer one is
+    read from its top (no line numbers), each change within that top edited there, and
+    each one below it inserted before the following definition (`_anchored_below`: the
+    read's line number is the one the search printed). None when a change of a long file
+    is neither."""
+    if current is None:
+        return [("write_file", {"path": path, "content": target})]
+    if len(current.splitlines()) <= MAX_READ_LINES:
+        return [("read_file", {"path": path}), ("write_file", {"path": path, "content": target})]
+    a, b = current.splitlines(keepends=True), target.splitlines(keepends=True)
+    calls: list[tuple[str, dict]] = [("read_file", {"path": path})]
+    before = current  # the text with the regions so far changed
+    for _, i2, _, j2 in _changed_regions(current, target):
+        after = "".join(b[:j2] + a[i2:])
+        edit = edit_arguments(before, after)
+        if edit is not None and _last_line(before, edit["old"]) < MAX_READ_LINES:
+            calls.append(("edit_file", {"path": path, **edit}))  # within the top's read
+        else:
+            below = _anchored_below(path, before, after)
+            if below is None:
+                return None
+            calls += below
+        before = after
+    return calls
+
+
 def _last_output(messages: list[Message]) -> str:
     return messages[-1]["content"] if messages and messages[-1]["role"] == "tool" else ""
+
+
+class NoGroundedPath(ValueError):
+    """A task the grounded path cannot solve without a number or anchor it has not shown."""
 
 
 class ScriptedSolver:
     """A `Backend` that solves one task: each `complete` returns the next assistant turn,
     the later ones chosen from what the earlier tool calls printed."""
 
-    def __init__(self, task_dir: Path, rng: random.Random, plain: bool = False) -> None:
+    def __init__(self, task_dir: Path, rng: random.Random, path: str = "varied") -> None:
+        if path not in PATHS:
+            raise ValueError(f"unknown solver path {path!r}: one of {', '.join(PATHS)}")
         self.task = load_task(task_dir)
-        self.plain = plain
+        self.plain = path != "varied"
         reference = Path(task_dir) / "hidden" / "reference"
         files = {rel: (reference / rel).read_text() for rel in self.task["modified_files"]}
         self.target = paraphrase(self.task, files)
@@ -236,6 +331,17 @@ class ScriptedSolver:
             else None
             for rel in self.target
         }
+        self.grounded = None  # path -> its grounded calls
+        if path == "grounded":
+            self.grounded = {
+                rel: grounded_calls(rel, self.current[rel], self.target[rel]) for rel in self.target
+            }
+            missing = [rel for rel, calls in self.grounded.items() if calls is None]
+            if missing:
+                raise NoGroundedPath(
+                    f"{self.task['id']}: no grounded path changes {', '.join(missing)} (a change "
+                    "below a long file's top that is not one insertion before a definition)"
+                )
         self.rng = rng
         self._turns = self._script()
         self._messages: list[Message] = []
@@ -288,11 +394,21 @@ class ScriptedSolver:
             yield self._call("list_files", path=".")
         elif explore == "search":
             yield self._call("search_files", pattern=rf"\b{feature}\b")
+        command = self._check_command()
+        if self.grounded is not None:
+            for rel in files:
+                for name, arguments in self.grounded[rel]:
+                    yield self._call(name, **arguments)
+            yield self._call("run_command", command=command)
+            yield {
+                "role": "assistant",
+                "content": self._summary(files, self.task["tests"]["hidden_files"]),
+            }
+            return
         for rel in files:
             if self.current[rel] is not None:
                 for read in read_arguments(rel, self.current[rel], self.target[rel]):
                     yield self._call("read_file", **read)
-        command = self._check_command()
         held_back = None
         if not self.plain and len(files) > 1 and rng.random() < 0.4:  # misses a file
             held_back = files[-1]
@@ -332,14 +448,15 @@ def demonstrate(
     episode_dir: Path,
     seed: int,
     settings: EnvSettings | None = None,
-    plain: bool = False,
+    path: str = "varied",
 ) -> dict:
-    """Run the solver once on `task_dir` in a fresh environment under `episode_dir` (`plain`:
-    see the module doc); its trajectory record, with `source`, `seed`, `reward`, `grade`
-    and the monitor's `findings`."""
-    env = CodingEnv.for_task(task_dir, episode_dir, settings or EnvSettings())
+    """Run the solver once on `task_dir` in a fresh environment under `episode_dir` (`path`:
+    one of `PATHS`, see the module doc); its trajectory record, with `source`, `seed`,
+    `reward`, `grade` and the monitor's `findings`. Raises `NoGroundedPath` before setting
+    anything up when the grounded path cannot solve the task."""
     rng = random.Random(f"{seed}:{load_task(task_dir)['id']}")
-    solver = ScriptedSolver(task_dir, rng, plain)
+    solver = ScriptedSolver(task_dir, rng, path)
+    env = CodingEnv.for_task(task_dir, episode_dir, settings or EnvSettings())
     try:
         episode: Episode = run_episode(env, solver, Budget(max_turns=40, max_tokens=10**9))
         graded = grade(Path(task_dir), env.workspace) if episode.end == "answer" else {}
@@ -364,14 +481,15 @@ def build_demonstrations(
     per_task: int = 1,
     seed: int = 0,
     settings: EnvSettings | None = None,
-    plain: bool = False,
+    path: str = "varied",
 ) -> dict:
-    """`per_task` demonstrations of each task (`plain`: one path, see the module doc)
+    """`per_task` demonstrations of each task (`path`: one of `PATHS`, see the module doc)
     appended to the JSONL file `out` (a record already there for a (task, seed) is kept:
     reruns resume). Only demonstrations with
     reward 1.0 and no monitor finding are written; returns {"kept": n, "dropped": [reasons]}
     (a task whose environment cannot be set up, e.g. a workspace that does not install
-    without the deleted code, is dropped with the environment's message).
+    without the deleted code, is dropped with the environment's message, and one the
+    grounded path cannot solve with `NoGroundedPath`'s).
     Held-out tasks are refused (`etude.recipes.coding.curriculum.refuse_heldout`)."""
     from etude.recipes.coding.curriculum import refuse_heldout
 
@@ -394,8 +512,11 @@ def build_demonstrations(
             episode_dir = work / f"{task_id}-{s}"
             shutil.rmtree(episode_dir, ignore_errors=True)
             try:
-                record = demonstrate(task_dir, episode_dir, s, settings, plain)
-            except SynthError as err:  # the environment cannot be set up for this task
+                record = demonstrate(task_dir, episode_dir, s, settings, path)
+            except (
+                SynthError,
+                NoGroundedPath,
+            ) as err:  # the environment cannot be set up for this task
                 dropped.append(f"{task_id} seed {s}: {str(err).splitlines()[0]}")
                 continue
             finally:
@@ -456,7 +577,8 @@ def through_last_write(record: dict) -> dict:
 
 
 def main(args) -> int:
-    """`etude demonstrations --curriculum DIR --out FILE [--per-task N] [--seed S] [--plain]`."""
+    """`etude demonstrations --curriculum DIR --out FILE [--per-task N] [--seed S]
+    [--path varied|plain|grounded]`."""
     from etude.recipes.coding.curriculum import split_dirs
 
     result = build_demonstrations(
@@ -464,7 +586,7 @@ def main(args) -> int:
         Path(args.out),
         args.per_task,
         args.seed,
-        plain=args.plain,
+        path=args.path,
     )
     for reason in result["dropped"]:
         print(f"dropped: {reason}")
