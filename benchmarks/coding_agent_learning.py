@@ -20,7 +20,8 @@ started from the first SFT's checkpoint; trajectories over `--sft-max-tokens` ar
 out). Then, per seed in `--seeds`, from those same weights: the
 share of held-out first turns that call a known tool with valid JSON arguments holding the
 tool's required keys (`--samples` per held-out task, temperature 0.8, sampled under the
-seed), and `--iterations` of the coding loop (`configs/coding-smol.toml`, the seed's,
+seed; `heldout_named_file_rate`: those whose `path` is a file the prompt names), and
+`--iterations` of the coding loop (`configs/coding-smol.toml`, the seed's,
 `model.init` = the warm start) on the train split (`--turn-tokens`, `--episode-tokens`,
 `--max-turns`, `--group-size` and `--tasks-per-iteration` override the config's
 `model.max_new_tokens`, `rollout.max_tokens`, `rollout.max_turns`, `rollout.group_size` and
@@ -75,7 +76,9 @@ RUN = ("settings", "data", "warm_start", "seeds")  # what one run writes
 
 def tool_call_rate(model, tok, task_dirs: list[Path], samples: int, seed: int) -> dict:
     """Share of first turns on `task_dirs` that call a known tool with valid arguments
-    (`samples` per task, sampled together in one batch)."""
+    (`samples` per task, sampled together in one batch), and of those that also name, as
+    their `path`, a file the task changes that its problem statement names (`named_file_rate`:
+    whether the first turn acts on the prompt in front of it, not on a memorized path)."""
     import torch
 
     from etude.envs.coding import SYSTEM_PROMPT, TOOLS
@@ -85,9 +88,11 @@ def tool_call_rate(model, tok, task_dirs: list[Path], samples: int, seed: int) -
     required = {t["function"]["name"]: t["function"]["parameters"]["required"] for t in TOOLS}
     backend = HFBackend(model, tok, max_new_tokens=96, temperature=0.8)
     torch.manual_seed(seed)
-    valid, total, names = 0, 0, {}
+    valid, named, total, names = 0, 0, 0, {}
     for task_dir in task_dirs:
-        prompt = load_task(task_dir)["problem_statement"]
+        task = load_task(task_dir)
+        prompt = task["problem_statement"]
+        prompt_files = {f for f in task["modified_files"] if f in prompt}
         messages = [
             {"role": "system", "content": SYSTEM_PROMPT},
             {"role": "user", "content": prompt},
@@ -105,7 +110,13 @@ def tool_call_rate(model, tok, task_dirs: list[Path], samples: int, seed: int) -
                 continue
             if name in required and isinstance(args, dict) and set(required[name]) <= set(args):
                 valid += 1
-    return {"rate": valid / total if total else 0.0, "first_turns": total, "tools": names}
+                named += str(args.get("path", "")).removeprefix("./") in prompt_files
+    return {
+        "rate": valid / total if total else 0.0,
+        "named_file_rate": named / total if total else 0.0,
+        "first_turns": total,
+        "tools": names,
+    }
 
 
 def demonstration_lengths(path: Path, tok) -> list[dict]:
@@ -284,8 +295,9 @@ def seed_tool_call_rate(args, seed: int, warm: Path, heldout_dirs: list[Path]) -
     from etude.recipes.sft import load_policy
 
     stored = Path(args.out) / f"seed-{seed}" / f"tool_call_rate-{warm.name}.json"
-    if stored.is_file() and json.loads(stored.read_text())["samples"] == args.samples:
-        rate = json.loads(stored.read_text())
+    done = json.loads(stored.read_text()) if stored.is_file() else {}
+    if done.get("samples") == args.samples and "named_file_rate" in done:
+        rate = done
     else:
         model, tok = load_policy(str(warm / "checkpoint"))  # sampled on the CPU
         rate = tool_call_rate(model, tok, heldout_dirs, args.samples, seed)
@@ -293,6 +305,7 @@ def seed_tool_call_rate(args, seed: int, warm: Path, heldout_dirs: list[Path]) -
         stored.write_text(json.dumps(rate | {"samples": args.samples}) + "\n")
     return {
         "heldout_tool_call_rate": rate["rate"],
+        "heldout_named_file_rate": rate["named_file_rate"],
         "heldout_first_turns": rate["first_turns"],
         "heldout_first_tools": rate["tools"],
     }
@@ -529,7 +542,10 @@ def main() -> None:
     seeds = run.setdefault("seeds", {})
 
     for seed in args.seeds:
-        seeds[str(seed)] = seed_tool_call_rate(args, seed, warm, heldout_dirs)
+        # merged: a rerun without --screen keeps the seed's stored screen and RL figures
+        seeds[str(seed)] = seeds.get(str(seed), {}) | seed_tool_call_rate(
+            args, seed, warm, heldout_dirs
+        )
         save()
     if args.screen:
         for seed in args.seeds:
