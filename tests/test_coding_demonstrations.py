@@ -187,9 +187,15 @@ def test_grounded_calls_pass_only_numbers_and_anchors_the_episode_was_shown(tmp_
     assert _run_grounded(tmp_path / "new", None, added) == [
         ("write_file", {"path": "m.py", "content": added})
     ]
-    # a change far down with no definition beside it to search for: no grounded path
-    flat = "".join(f"x{i} = {i}\n" for i in range(200))
-    assert grounded_calls("m.py", flat, flat.replace("x150 = 150", "x150 = -1")) is None
+    # a long `__all__`: its entry below the top goes before the entry a search found
+    names = [f"    'f{i:03d}',\n" for i in range(100)]
+    listed = "__all__ = [\n" + "".join(names) + "]\n\n\n" + body
+    entry = listed.replace("    'f090',\n", "    'f090',\n    'f090b',\n")
+    calls = _run_grounded(tmp_path, listed, entry.replace("def f40():", added + "def f40():"))
+    assert calls[1] == ("search_files", {"pattern": "'f091',", "path": "m.py"})
+    # a change far down with no line beside it a search prints alone: no grounded path
+    flat = "x = 0\n" * 200
+    assert grounded_calls("m.py", flat, "x = 0\n" * 150 + "x = 1\n" + "x = 0\n" * 49) is None
 
 
 def _turn(name: str, k: int) -> list[dict]:
@@ -233,9 +239,8 @@ def _far_change_task(task_dir, tmp_path):
     copy = tmp_path / "far"
     shutil.copytree(task_dir, copy)
     rel = json.loads((copy / "task.json").read_text())["modified_files"][0]
-    flat = "".join(f"x{i} = {i}\n" for i in range(200))
-    (copy / "workspace" / rel).write_text(flat)
-    (copy / "hidden" / "reference" / rel).write_text(flat.replace("x150 = 150", "x150 = -1"))
+    (copy / "workspace" / rel).write_text("x = 0\n" * 200)
+    (copy / "hidden" / "reference" / rel).write_text("x = 0\n" * 150 + "x = 1\n" + "x = 0\n" * 49)
     return copy
 
 

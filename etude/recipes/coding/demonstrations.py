@@ -231,14 +231,17 @@ def _last_line(text: str, part: str) -> int:
 
 
 def _search_and_read(path: str, lines: list[str], k: int) -> list[tuple[str, dict]] | None:
-    """A search that prints line k (0-based) of `lines`, a definition, as its one hit, and
-    a read from the line number it prints; None when line k is no definition or the search
-    would print more than one line."""
+    """A search that prints line k (0-based) of `lines` as its one hit (for a definition,
+    its kind and name; else the line's text), and a read from the line number it prints;
+    None when the line is blank or the search would print more than one line."""
     found = _DEFINITION.match(lines[k])
-    if found is None:
+    if found is not None:
+        kind, name = found.groups()
+        pattern = rf"{kind} {name}\b"
+    elif lines[k].strip():
+        pattern = re.escape(lines[k].strip())
+    else:
         return None
-    kind, name = found.groups()
-    pattern = rf"{kind} {name}\b"
     if sum(bool(re.search(pattern, line)) for line in lines) != 1:
         return None
     return [
@@ -248,11 +251,13 @@ def _search_and_read(path: str, lines: list[str], k: int) -> list[tuple[str, dic
 
 
 def _anchored_below(path: str, current: str, target: str) -> list[tuple[str, dict]] | None:
-    """Calls that make the one change from `current` to `target`: a search for a definition
-    beside it, a read from the line the search printed, an edit within what was read.
-    An insertion goes before the definition that follows it, anchored on that definition's
-    line; else the edit is anchored after the definition before the change (a feature at a
-    file's end). None when neither definition can be found this way."""
+    """Calls that make the one change from `current` to `target`: a search for a line
+    beside it, a read from the line number the search printed, an edit within what was
+    read. An insertion goes before the line that follows it (a definition, or an entry of
+    a long `__all__`: any line a search prints alone), anchored on that line; else the edit
+    (`edit_arguments`) is read from the nearest definition above it whose read reaches it,
+    failing one from the nearest line above it that a search prints alone. None when there
+    is none."""
     a = current.splitlines(keepends=True)
     regions = _changed_regions(current, target)
     if len(regions) != 1:
@@ -266,14 +271,17 @@ def _anchored_below(path: str, current: str, target: str) -> list[tuple[str, dic
         if found and target.startswith(head) and target.endswith(tail) and new.endswith(a[k]):
             return [*found, ("edit_file", {"path": path, "old": a[k], "new": new})]
     edit = edit_arguments(current, target)
-    d = next((i for i in reversed(range(i1)) if _DEFINITION.match(a[i])), None)
-    if edit is None or d is None:
+    if edit is None:
         return None
     first = current[: current.index(edit["old"])].count("\n")
-    found = _search_and_read(path, a, d)
-    if found is None or not d <= first <= _last_line(current, edit["old"]) < d + MAX_READ_LINES:
-        return None
-    return [*found, ("edit_file", {"path": path, **edit})]
+    above = reversed(
+        range(max(0, _last_line(current, edit["old"]) - MAX_READ_LINES + 1), first + 1)
+    )
+    for k in sorted(above, key=lambda i: _DEFINITION.match(a[i]) is None):  # definitions first
+        found = _search_and_read(path, a, k)
+        if found is not None:
+            return [*found, ("edit_file", {"path": path, **edit})]
+    return None
 
 
 def grounded_calls(path: str, current: str | None, target: str) -> list[tuple[str, dict]] | None:
