@@ -348,7 +348,7 @@ class ScriptedSolver:
             if missing:
                 raise NoGroundedPath(
                     f"{self.task['id']}: no grounded path changes {', '.join(missing)} (a change "
-                    "below a long file's top that is not one insertion before a definition)"
+                    "below a long file's top with no line beside it that a search prints alone)"
                 )
         self.rng = rng
         self._turns = self._script()
