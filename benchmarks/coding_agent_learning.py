@@ -6,8 +6,8 @@ The warm start is built once under `--out`:
 given, split train/held-out with `--split-seed`, `--heldout-share` and
 `--heldout-repository`; `--max-candidates` per repository among those deleting at most
 `--max-lines` lines), `build_demonstrations` on the train split (`--per-task` each;
-`--path plain`: the solver's one path without variation, in `demonstrations.plain.jsonl`;
-`--path grounded`: that path with no line number or anchor the episode has not shown, in
+`--style plain`: the solver's one path without variation, in `demonstrations.plain.jsonl`;
+`--style grounded`: that path with no line number or anchor the episode has not shown, in
 `demonstrations.grounded.jsonl`),
 `etude.recipes.sft.train` (SmolLM2, the last `--train-layers` layers, seed `--split-seed`;
 with `--first-turns` on each demonstration cut after its first accepted tool call, with
@@ -196,14 +196,14 @@ def build_warm_start(args) -> tuple[dict, Path, list[Path], list[Path]]:
     if load_curriculum(curriculum).rule != rule:
         raise SystemExit(f"{curriculum} was split by another rule than {rule}: use another --out")
     train_dirs, heldout_dirs = split_dirs(curriculum, "train"), split_dirs(curriculum, "heldout")
-    name = "demonstrations" if args.path == "varied" else f"demonstrations.{args.path}"
+    name = "demonstrations" if args.style == "varied" else f"demonstrations.{args.style}"
     demos, made_file = root / f"{name}.jsonl", root / f"{name}.made.json"
     whole_demos = demos
     made = json.loads(made_file.read_text()) if made_file.is_file() else {}
     if made.get("per_task") != args.per_task:  # what the build kept and dropped, its time
         start = time.perf_counter()
         made = build_demonstrations(
-            train_dirs, demos, per_task=args.per_task, seed=seed, path=args.path
+            train_dirs, demos, per_task=args.per_task, seed=seed, style=args.style
         )
         made |= {"per_task": args.per_task, "seconds": round(time.perf_counter() - start, 1)}
         made_file.write_text(json.dumps(made) + "\n")
@@ -463,7 +463,7 @@ def rl_record(rl: Path) -> dict:
 
 
 def main() -> None:
-    from etude.recipes.coding.demonstrations import PATHS
+    from etude.recipes.coding.demonstrations import STYLES
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
@@ -480,7 +480,7 @@ def main() -> None:
     parser.add_argument("--train-layers", type=int, default=4, help="SFT's")
     parser.add_argument("--lr", type=float, default=0.002, help="Muon's learning rate")
     parser.add_argument(
-        "--path", choices=PATHS, default="varied", help="the demonstrations' solver path"
+        "--style", choices=STYLES, default="varied", help="the demonstrations' solver style"
     )
     cuts = parser.add_mutually_exclusive_group()  # three cuts of the same demonstrations
     cuts.add_argument("--first-turns", action="store_true", help="SFT on episode openings")

@@ -30,7 +30,7 @@ PY="${PYTHON:-.venv/bin/python}"
 S=~/.cache/etude/sdists
 DATA=(--sdist "$S/inflection-0.5.1.tar.gz" "$S/cachetools-5.5.0.tar.gz"
     "$S/more-itertools-10.5.0.tar.gz" "$S/toolz-1.0.0.tar.gz"
-    --max-candidates 10 --max-lines 40 --per-task 4 --path plain)
+    --max-candidates 10 --max-lines 40 --per-task 4 --style plain)
 if [ "${1:-}" = prepare ]; then
     exec "$PY" benchmarks/coding_agent_learning.py --out "${2:-runs/coding-agent-learning-h200}" \
         "${DATA[@]}" --only-data --key h200-data

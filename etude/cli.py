@@ -247,10 +247,10 @@ def build_parser() -> argparse.ArgumentParser:
     demos.add_argument("--per-task", type=int, default=1)
     demos.add_argument("--seed", type=int, default=0)
     demos.add_argument(
-        "--path",
-        choices=("varied", "plain", "grounded"),  # demonstrations.PATHS, which loads torch
+        "--style",
+        choices=("varied", "plain", "grounded"),  # demonstrations.STYLES, which loads torch
         default="varied",
-        help="the solver's path: varied; plain (read, edit, run, answer); grounded (plain, "
+        help="the solver's style: varied; plain (read, edit, run, answer); grounded (plain, "
         "with no line number or anchor the episode has not shown)",
     )
     demos.set_defaults(run=_run_demonstrations)

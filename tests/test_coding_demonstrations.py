@@ -24,8 +24,8 @@ from etude.recipes.coding.curriculum import (
     split_tasks,
 )
 from etude.recipes.coding.demonstrations import (
-    PATHS,
     READ_WINDOW,
+    STYLES,
     NoGroundedPath,
     ScriptedSolver,
     build_demonstrations,
@@ -158,7 +158,7 @@ def _run_grounded(tmp_path, current: str | None, target: str) -> list[tuple[str,
 
 
 def test_grounded_calls_pass_only_numbers_and_anchors_the_episode_was_shown(tmp_path):
-    """`path="grounded"`: a short file is read and written whole; a long one is read from
+    """`style="grounded"`: a short file is read and written whole; a long one is read from
     its top, edited there for `__all__`, and a definition further down goes before the one
     that follows it (search, read from the printed line, anchor on its line) or, at the
     file's end, after the one before it; a new file is written."""
@@ -244,16 +244,16 @@ def _far_change_task(task_dir, tmp_path):
     return copy
 
 
-def test_solver_paths_plain_and_grounded(curriculum, tmp_path):
-    """`path="plain"`: the one path, under every seed: reads of the files the task
+def test_solver_styles_plain_and_grounded(curriculum, tmp_path):
+    """`style="plain"`: the one path, under every seed: reads of the files the task
     changes, then the writes or edits, one run of the check, the answer; no listing,
     search, wrong tool name or deliberate failed attempt. The varied solver takes other
-    paths. `path="grounded"` writes the example repository's short files whole; a task it
-    cannot ground is refused before an environment is set up, as is an unknown path."""
+    paths. `style="grounded"` writes the example repository's short files whole; a task it
+    cannot ground is refused before an environment is set up, as is an unknown style."""
     task_dir = split_dirs(curriculum, "train")[0]
 
-    def calls(path: str, seed: int, task_dir=task_dir) -> list[str]:
-        solver = ScriptedSolver(task_dir, random.Random(seed), path)
+    def calls(style: str, seed: int, task_dir=task_dir) -> list[str]:
+        solver = ScriptedSolver(task_dir, random.Random(seed), style)
         names = []
         while True:
             message, _ = solver.complete([], [])
@@ -271,15 +271,15 @@ def test_solver_paths_plain_and_grounded(curriculum, tmp_path):
     for task_dir in split_dirs(curriculum, "train"):  # short files: read and written whole
         names = calls("grounded", 0, task_dir)
         assert "edit_file" not in names and names[-1] == "run_command"
-    with pytest.raises(ValueError, match="unknown solver path 'straight'"):
+    with pytest.raises(ValueError, match="unknown solver style 'straight'"):
         ScriptedSolver(task_dir, random.Random(0), "straight")
     with pytest.raises(NoGroundedPath, match="no grounded path"):
         ScriptedSolver(_far_change_task(task_dir, tmp_path), random.Random(0), "grounded")
-    args = ["demonstrations", "--curriculum", "c", "--out", "o", "--path", "grounded"]
-    assert build_parser().parse_args(args).path == "grounded"
-    with pytest.raises(SystemExit):  # the command line offers the solver's paths only
+    args = ["demonstrations", "--curriculum", "c", "--out", "o", "--style", "grounded"]
+    assert build_parser().parse_args(args).style == "grounded"
+    with pytest.raises(SystemExit):  # the command line offers the solver's styles only
         build_parser().parse_args([*args[:-1], "straight"])
-    assert PATHS == ("varied", "plain", "grounded")
+    assert STYLES == ("varied", "plain", "grounded")
 
 
 @pytest.mark.slow

@@ -11,16 +11,16 @@ train in SFT and are refused by the RL update).
 Seeded variation per demonstration: exploration order (list, search or read first), edit
 vs write, a wrong tool name followed by the right one, and a failing run followed by the
 fix (a file left out of the first attempt, or the named test file that the task hides).
-`path` picks the solver's path (`PATHS`): "varied" as above; "plain", one path only: read
-the files the task names, edit, run the check, answer (edit vs write still by seed): fewer
-surface patterns for a small model to copy from the train tasks where it should follow the
-prompt; "grounded", the plain path with nothing in a call that the episode has not shown
-(`grounded_calls`): a file that fits one reply is read whole and written whole; a longer
-one is read from its top (where `__all__` and the imports are, edited there), and a
-definition that goes further down is put before the definition that follows it, found
-with a search whose printed line number the read then starts at, the edit anchored on that
-definition's line. A plain demonstration reads a long file at a window centred on where
-the hidden reference puts the feature, numbers a policy can only memorize.
+`style` picks the solver's style (`STYLES`): "varied" as above; "plain", one path only:
+read the files the task names, edit, run the check, answer (edit vs write still by seed):
+fewer surface patterns for a small model to copy from the train tasks where it should
+follow the prompt; "grounded", the plain path with nothing in a call that the episode has
+not shown (`grounded_calls`): a file that fits one reply is read whole and written whole; a
+longer one is read from its top (where `__all__` and the imports are, edited there), and a
+change further down goes before the line that follows it (a definition, or any line a
+search prints alone), found with a search whose printed line number the read then starts
+at, the edit anchored on that line. A plain demonstration reads a long file at a window
+centred on where the hidden reference puts the feature, numbers a policy can only memorize.
 Reads keep to the read tool's cap (`MAX_READ_LINES` a reply): a longer file is read around
 the feature's place and edited, never written whole, so no demonstration shows the policy
 a reply or a turn that a long file would not fit in a small model's context.
@@ -71,7 +71,7 @@ _IMPORTABLE = re.compile(r"importable as `([^`]+)`")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 _PASSED = re.compile(r"(\d+) passed")
 READ_WINDOW = 40  # lines read around the feature's place in a file too long to read whole
-PATHS = ("varied", "plain", "grounded")
+STYLES = ("varied", "plain", "grounded")
 _DEFINITION = re.compile(r"\s*(?:async\s+)?(def|class)\s+(\w+)")
 
 
@@ -225,9 +225,11 @@ def read_arguments(path: str, current: str, target: str) -> list[dict]:
     return reads
 
 
-def _last_line(text: str, part: str) -> int:
-    """The 0-based index of the last line of the first occurrence of `part` in `text`."""
-    return text[: text.index(part)].count("\n") + part.rstrip("\n").count("\n")
+def _line_span(text: str, part: str) -> tuple[int, int]:
+    """The 0-based indices of the first and last line of the first occurrence of `part`
+    in `text`."""
+    first = text[: text.index(part)].count("\n")
+    return first, first + part.rstrip("\n").count("\n")
 
 
 def _search_and_read(path: str, lines: list[str], k: int) -> list[tuple[str, dict]] | None:
@@ -273,10 +275,8 @@ def _anchored_below(path: str, current: str, target: str) -> list[tuple[str, dic
     edit = edit_arguments(current, target)
     if edit is None:
         return None
-    first = current[: current.index(edit["old"])].count("\n")
-    above = reversed(
-        range(max(0, _last_line(current, edit["old"]) - MAX_READ_LINES + 1), first + 1)
-    )
+    first, last = _line_span(current, edit["old"])
+    above = reversed(range(max(0, last - MAX_READ_LINES + 1), first + 1))
     for k in sorted(above, key=lambda i: _DEFINITION.match(a[i]) is None):  # definitions first
         found = _search_and_read(path, a, k)
         if found is not None:
@@ -289,9 +289,8 @@ def grounded_calls(path: str, current: str | None, target: str) -> list[tuple[st
     with nothing in an argument that the episode has not shown before it: a new file is
     written; one that fits one `read_file` reply is read and written whole; a longer one is
     read from its top (no line numbers), each change within that top edited there, and
-    each one below it inserted before the following definition (`_anchored_below`: the
-    read's line number is the one the search printed). None when a change of a long file
-    is neither."""
+    each one below it made after a search and a read from the line number it printed
+    (`_anchored_below`). None when a change of a long file is neither."""
     if current is None:
         return [("write_file", {"path": path, "content": target})]
     if len(current.splitlines()) <= MAX_READ_LINES:
@@ -302,7 +301,7 @@ def grounded_calls(path: str, current: str | None, target: str) -> list[tuple[st
     for _, i2, _, j2 in _changed_regions(current, target):
         after = "".join(b[:j2] + a[i2:])
         edit = edit_arguments(before, after)
-        if edit is not None and _last_line(before, edit["old"]) < MAX_READ_LINES:
+        if edit is not None and _line_span(before, edit["old"])[1] < MAX_READ_LINES:
             calls.append(("edit_file", {"path": path, **edit}))  # within the top's read
         else:
             below = _anchored_below(path, before, after)
@@ -325,11 +324,11 @@ class ScriptedSolver:
     """A `Backend` that solves one task: each `complete` returns the next assistant turn,
     the later ones chosen from what the earlier tool calls printed."""
 
-    def __init__(self, task_dir: Path, rng: random.Random, path: str = "varied") -> None:
-        if path not in PATHS:
-            raise ValueError(f"unknown solver path {path!r}: one of {', '.join(PATHS)}")
+    def __init__(self, task_dir: Path, rng: random.Random, style: str = "varied") -> None:
+        if style not in STYLES:
+            raise ValueError(f"unknown solver style {style!r}: one of {', '.join(STYLES)}")
         self.task = load_task(task_dir)
-        self.plain = path != "varied"
+        self.plain = style != "varied"
         reference = Path(task_dir) / "hidden" / "reference"
         files = {rel: (reference / rel).read_text() for rel in self.task["modified_files"]}
         self.target = paraphrase(self.task, files)
@@ -339,8 +338,8 @@ class ScriptedSolver:
             else None
             for rel in self.target
         }
-        self.grounded = None  # path -> its grounded calls
-        if path == "grounded":
+        self.grounded = None  # file -> its grounded calls
+        if style == "grounded":
             self.grounded = {
                 rel: grounded_calls(rel, self.current[rel], self.target[rel]) for rel in self.target
             }
@@ -456,14 +455,14 @@ def demonstrate(
     episode_dir: Path,
     seed: int,
     settings: EnvSettings | None = None,
-    path: str = "varied",
+    style: str = "varied",
 ) -> dict:
-    """Run the solver once on `task_dir` in a fresh environment under `episode_dir` (`path`:
-    one of `PATHS`, see the module doc); its trajectory record, with `source`, `seed`,
+    """Run the solver once on `task_dir` in a fresh environment under `episode_dir` (`style`:
+    one of `STYLES`, see the module doc); its trajectory record, with `source`, `seed`,
     `reward`, `grade` and the monitor's `findings`. Raises `NoGroundedPath` before setting
     anything up when the grounded path cannot solve the task."""
     rng = random.Random(f"{seed}:{load_task(task_dir)['id']}")
-    solver = ScriptedSolver(task_dir, rng, path)
+    solver = ScriptedSolver(task_dir, rng, style)
     env = CodingEnv.for_task(task_dir, episode_dir, settings or EnvSettings())
     try:
         episode: Episode = run_episode(env, solver, Budget(max_turns=40, max_tokens=10**9))
@@ -489,9 +488,9 @@ def build_demonstrations(
     per_task: int = 1,
     seed: int = 0,
     settings: EnvSettings | None = None,
-    path: str = "varied",
+    style: str = "varied",
 ) -> dict:
-    """`per_task` demonstrations of each task (`path`: one of `PATHS`, see the module doc)
+    """`per_task` demonstrations of each task (`style`: one of `STYLES`, see the module doc)
     appended to the JSONL file `out` (a record already there for a (task, seed) is kept:
     reruns resume). Only demonstrations with
     reward 1.0 and no monitor finding are written; returns {"kept": n, "dropped": [reasons]}
@@ -520,11 +519,8 @@ def build_demonstrations(
             episode_dir = work / f"{task_id}-{s}"
             shutil.rmtree(episode_dir, ignore_errors=True)
             try:
-                record = demonstrate(task_dir, episode_dir, s, settings, path)
-            except (
-                SynthError,
-                NoGroundedPath,
-            ) as err:  # the environment cannot be set up for this task
+                record = demonstrate(task_dir, episode_dir, s, settings, style)
+            except (SynthError, NoGroundedPath) as err:  # no environment, or no grounded path
                 dropped.append(f"{task_id} seed {s}: {str(err).splitlines()[0]}")
                 continue
             finally:
@@ -586,7 +582,7 @@ def through_last_write(record: dict) -> dict:
 
 def main(args) -> int:
     """`etude demonstrations --curriculum DIR --out FILE [--per-task N] [--seed S]
-    [--path varied|plain|grounded]`."""
+    [--style varied|plain|grounded]`."""
     from etude.recipes.coding.curriculum import split_dirs
 
     result = build_demonstrations(
@@ -594,7 +590,7 @@ def main(args) -> int:
         Path(args.out),
         args.per_task,
         args.seed,
-        path=args.path,
+        style=args.style,
     )
     for reason in result["dropped"]:
         print(f"dropped: {reason}")
