@@ -25,7 +25,9 @@ seed; `heldout_named_file_rate`: those whose `path` is a file the prompt names),
 `model.init` = the warm start) on the train split (`--turn-tokens`, `--episode-tokens`,
 `--max-turns`, `--group-size` and `--tasks-per-iteration` override the config's
 `model.max_new_tokens`, `rollout.max_tokens`, `rollout.max_turns`, `rollout.group_size` and
-`rollout.tasks_per_iteration`: its 160-token turns cut off a demonstrated edit), reading each
+`rollout.tasks_per_iteration`: its 160-token turns cut off a demonstrated edit; `--max-turns`
+defaults to the tool calls of the longest demonstration, and a smaller one is warned of: an
+episode ended before the calls it was shown scores 0 by construction), reading each
 iteration's held-out mean reward from the loop's summary key `heldout_reward` (the loop's
 held-out evaluation; this script stops with an error when the loop does not report it,
 rather than estimate it itself). Iteration 0 of `heldout_reward` is the warm start's: the
@@ -39,9 +41,11 @@ lengths) and stops. `--screen` measures a warm start on held-out
 rollouts without RL: per seed, the loop's held-out evaluation (what RL's iteration 0
 runs) of those weights, under `seeds.<seed>.screen`: reward, the share of episodes that
 called a write tool and that changed their workspace, and the graded fraction of each that
-changed it. Beside it, per iteration: the train reward, and
-per held-out episode its task, reward, graded fraction, whether it changed the workspace and
-the tools it called (`heldout_episodes`, read from the loop's
+changed it. `--screen-train N` runs the same evaluation on N of the train tasks (every k-th
+in sorted order), under `seeds.<seed>.screen_train`: can the warm start redo the tasks it
+was shown? RL's group advantage is zero unless some episode scores. Beside it, per
+iteration: the train reward, and per held-out episode its task, reward, graded fraction,
+whether it changed the workspace and the tools it called (`heldout_episodes`, read from the loop's
 `iter_NNNN/heldout/graded.jsonl`), and the share of held-out episodes that changed their
 workspace (`heldout_changed_workspace_share`: only those are graded).
 
@@ -67,6 +71,7 @@ import json
 import platform
 import random
 import statistics
+import sys
 import time
 from pathlib import Path
 
@@ -389,19 +394,28 @@ def run_rl(
     return rl_record(rl)
 
 
-def screen(args, seed: int, warm: Path, train_dirs: list[Path], heldout_dirs: list[Path]) -> dict:
-    """The loop's held-out evaluation of the warm start alone (what RL's iteration 0 runs:
-    the same rollouts, grader and monitor, seeded as the seed's loop), without RL, stored
-    under `seed-S/screen-<warm>/`: reward, the share of episodes that called a write tool
-    and that changed the workspace, and the graded fraction of those that changed it."""
+def screen(
+    args,
+    seed: int,
+    warm: Path,
+    train_dirs: list[Path],
+    heldout_dirs: list[Path],
+    tasks: list[Path],
+    name: str = "screen",
+) -> dict:
+    """The loop's held-out evaluation of the warm start alone on `tasks` (what RL's
+    iteration 0 runs on the held-out ones: the same rollouts, grader and monitor, seeded as
+    the seed's loop), without RL, stored under `seed-S/<name>-<warm>/`: reward, the share of
+    episodes that called a write tool and that changed the workspace, and the graded
+    fraction of those that changed it."""
     import torch
     from rich.console import Console
 
-    from etude.recipes.coding.loop import evaluate, find_heldout
+    from etude.recipes.coding.loop import evaluate
     from etude.recipes.sft import load_policy
     from etude.serving.backends import HFBackend
 
-    it_dir = Path(args.out) / f"seed-{seed}" / f"screen-{warm.name}"
+    it_dir = Path(args.out) / f"seed-{seed}" / f"{name}-{warm.name}"
     if not (it_dir / "summary.json").is_file():
         cfg = loop_config(args, seed, 1, it_dir, warm, train_dirs, heldout_dirs)
         torch.manual_seed(seed)
@@ -415,13 +429,13 @@ def screen(args, seed: int, warm: Path, train_dirs: list[Path], heldout_dirs: li
             temperature=m.temperature,
             max_context=m.max_context,
         )
-        heldout = find_heldout(cfg)
-        summary, seconds = evaluate(it_dir, cfg, heldout, backend, Console(stderr=True), 0)
+        summary, seconds = evaluate(it_dir, cfg, tasks, backend, Console(stderr=True), 0)
         (it_dir / "summary.json").write_text(json.dumps(summary | {"seconds": seconds}) + "\n")
     summary = json.loads((it_dir / "summary.json").read_text())
     episodes = heldout_episodes(it_dir)
     changed = [e for e in episodes if e["changed_workspace"]]
     return {
+        "tasks": [t.name for t in tasks],
         "heldout_reward": summary["heldout_reward"],
         "heldout_tool_call_rate": summary["heldout_tool_call_rate"],
         "heldout_tool_errors": summary["heldout_tool_errors"],
@@ -496,10 +510,15 @@ def main() -> None:
     parser.add_argument("--whole-with-openings", action="store_true", help="mix them in")
     parser.add_argument("--whole-name", default="sft-whole", help="the whole stage's dir")
     parser.add_argument("--screen", action="store_true", help="held-out rollouts, no RL")
+    parser.add_argument(
+        "--screen-train", type=int, default=0, help="N train tasks' rollouts, no RL"
+    )
     parser.add_argument("--sft-max-tokens", type=int, default=4096, help="longer: left out")
     parser.add_argument("--turn-tokens", type=int, default=0, help="RL model.max_new_tokens")
     parser.add_argument("--episode-tokens", type=int, default=0, help="RL rollout.max_tokens")
-    parser.add_argument("--max-turns", type=int, default=0, help="RL rollout.max_turns")
+    parser.add_argument(
+        "--max-turns", type=int, default=0, help="RL rollout.max_turns (0: the demos' calls)"
+    )
     parser.add_argument("--group-size", type=int, default=0, help="RL rollout.group_size")
     parser.add_argument(
         "--tasks-per-iteration", type=int, default=0, help="RL rollout.tasks_per_iteration"
@@ -539,6 +558,17 @@ def main() -> None:
     if args.only_data:
         save()
         return
+    # an episode cut before it can make the calls it was shown scores nothing by construction
+    shown = max(len(d["calls"]) for d in warm_record["demonstration_lengths"])
+    if args.max_turns and args.max_turns < shown:  # kept runnable: the earlier runs did this
+        print(
+            f"warning: --max-turns {args.max_turns} is below the {shown} tool calls of the "
+            f"longest demonstration: such episodes end before the calls they were shown "
+            f"(0: that many)",
+            file=sys.stderr,
+        )
+    args.max_turns = args.max_turns or shown
+    run["settings"]["max_turns"] = args.max_turns
     seeds = run.setdefault("seeds", {})
 
     for seed in args.seeds:
@@ -549,7 +579,18 @@ def main() -> None:
         save()
     if args.screen:
         for seed in args.seeds:
-            seeds[str(seed)]["screen"] = screen(args, seed, warm, train_dirs, heldout_dirs)
+            seeds[str(seed)]["screen"] = screen(
+                args, seed, warm, train_dirs, heldout_dirs, heldout_dirs
+            )
+            save()
+    if args.screen_train:
+        # every k-th of the sorted train tasks, so that each repository has its share
+        step = max(1, len(train_dirs) // args.screen_train)
+        chosen = sorted(train_dirs)[::step][: args.screen_train]
+        for seed in args.seeds:
+            seeds[str(seed)]["screen_train"] = screen(
+                args, seed, warm, train_dirs, heldout_dirs, chosen, "screen-train"
+            )
             save()
     for iterations in range(1, args.iterations + 1):  # every seed gets iteration k, then k+1
         for seed in args.seeds:

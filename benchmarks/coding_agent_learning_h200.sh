@@ -41,4 +41,4 @@ timeout 590 "$PY" benchmarks/coding_agent_learning.py \
     --out "${1:-runs/coding-agent-learning-h200}" "${DATA[@]}" --through-last-write \
     --seeds 0 1 2 --sft-steps 20 --batch-size 4 --train-layers 0 --lr 0.01 \
     --sft-max-tokens 4608 --samples 8 --iterations 4 \
-    --turn-tokens 512 --episode-tokens 1536 --max-turns 6 --device cuda --key h200
+    --turn-tokens 512 --episode-tokens 1536 --device cuda --key h200
