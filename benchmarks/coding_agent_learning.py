@@ -26,8 +26,9 @@ seed; `heldout_named_file_rate`: those whose `path` is a file the prompt names),
 `--max-turns`, `--group-size` and `--tasks-per-iteration` override the config's
 `model.max_new_tokens`, `rollout.max_tokens`, `rollout.max_turns`, `rollout.group_size` and
 `rollout.tasks_per_iteration`: its 160-token turns cut off a demonstrated edit; `--max-turns`
-defaults to the tool calls of the longest demonstration, and a smaller one is warned of: an
-episode ended before the calls it was shown scores 0 by construction), reading each
+defaults to the tool calls of the longest demonstration and `--context` (`model.max_context`)
+to its tokens and one more turn; smaller ones are warned of: an episode ended before the
+calls it was shown scores 0 by construction), reading each
 iteration's held-out mean reward from the loop's summary key `heldout_reward` (the loop's
 held-out evaluation; this script stops with an error when the loop does not report it,
 rather than estimate it itself). Iteration 0 of `heldout_reward` is the warm start's: the
@@ -77,6 +78,7 @@ from pathlib import Path
 
 RESULT = Path(__file__).parent / "results" / "coding_agent_learning.json"
 RUN = ("settings", "data", "warm_start", "seeds")  # what one run writes
+CONFIG_TURN_TOKENS = 160  # configs/coding-smol.toml's model.max_new_tokens
 
 
 def tool_call_rate(model, tok, task_dirs: list[Path], samples: int, seed: int) -> dict:
@@ -320,7 +322,7 @@ def heldout_episodes(it_dir: Path, graded: str = "heldout/graded.jsonl") -> list
     """Per episode of one iteration's `graded` records (by default the held-out ones):
     task, reward, graded fraction, whether the workspace changed (an unchanged one is not
     graded), whether it called a write tool (`WRITE_TOOLS`, accepted or not), the tools it
-    called and its first call's arguments."""
+    called, its first call's arguments and how it ended (with the error that ended it)."""
     from etude.recipes.coding.demonstrations import WRITE_TOOLS
 
     episodes = []
@@ -338,6 +340,8 @@ def heldout_episodes(it_dir: Path, graded: str = "heldout/graded.jsonl") -> list
                 "zeroed_by": r["zeroed_by"],
                 "tools": [c["name"] for c in calls],
                 "first_call": calls[0] if calls else None,  # name and arguments
+                "end": r.get("end"),  # answer, turn_budget, token_budget, wall_budget or error
+                "error": r.get("error"),
             }
         )
     return episodes
@@ -367,6 +371,7 @@ def loop_config(
         ("model", "max_new_tokens", args.turn_tokens),
         ("rollout", "max_tokens", args.episode_tokens),
         ("rollout", "max_turns", args.max_turns),
+        ("model", "max_context", args.context),
         ("rollout", "group_size", args.group_size),
         ("rollout", "tasks_per_iteration", args.tasks_per_iteration),
     ):
@@ -405,9 +410,9 @@ def screen(
 ) -> dict:
     """The loop's held-out evaluation of the warm start alone on `tasks` (what RL's
     iteration 0 runs on the held-out ones: the same rollouts, grader and monitor, seeded as
-    the seed's loop), without RL, stored under `seed-S/<name>-<warm>/`: reward, the share of
-    episodes that called a write tool and that changed the workspace, and the graded
-    fraction of those that changed it."""
+    the seed's loop), without RL, stored under `seed-S/<name>-<warm>-t<turns>-c<context>/`:
+    its budgets, reward, the share of episodes that called a write tool and that changed the
+    workspace, the graded fraction of those that changed it, and how each episode ended."""
     import torch
     from rich.console import Console
 
@@ -415,7 +420,15 @@ def screen(
     from etude.recipes.sft import load_policy
     from etude.serving.backends import HFBackend
 
-    it_dir = Path(args.out) / f"seed-{seed}" / f"{name}-{warm.name}"
+    budgets = {
+        "max_turns": args.max_turns,
+        "context": args.context,
+        "turn_tokens": args.turn_tokens,
+        "episode_tokens": args.episode_tokens,
+    }
+    it_dir = (
+        Path(args.out) / f"seed-{seed}" / f"{name}-{warm.name}-t{args.max_turns}-c{args.context}"
+    )
     if not (it_dir / "summary.json").is_file():
         cfg = loop_config(args, seed, 1, it_dir, warm, train_dirs, heldout_dirs)
         torch.manual_seed(seed)
@@ -435,6 +448,7 @@ def screen(
     episodes = heldout_episodes(it_dir)
     changed = [e for e in episodes if e["changed_workspace"]]
     return {
+        "budgets": budgets,
         "tasks": [t.name for t in tasks],
         "heldout_reward": summary["heldout_reward"],
         "heldout_tool_call_rate": summary["heldout_tool_call_rate"],
@@ -445,6 +459,16 @@ def screen(
         "seconds": round(summary["seconds"], 1),
         "episodes": episodes,
     }
+
+
+def keep(record: dict, key: str, screened: dict) -> None:
+    """Store `screened` under `key` of a seed's `record`; a screen stored there under other
+    budgets moves to `earlier_<key>` (a list), so that a rerun with longer episodes does not
+    erase what the shorter ones measured."""
+    stored = record.get(key)
+    if stored is not None and stored.get("budgets") != screened["budgets"]:
+        record.setdefault(f"earlier_{key}", []).append(stored)
+    record[key] = screened
 
 
 def rl_record(rl: Path) -> dict:
@@ -519,6 +543,9 @@ def main() -> None:
     parser.add_argument(
         "--max-turns", type=int, default=0, help="RL rollout.max_turns (0: the demos' calls)"
     )
+    parser.add_argument(
+        "--context", type=int, default=0, help="RL model.max_context (0: the demos' + a turn)"
+    )
     parser.add_argument("--group-size", type=int, default=0, help="RL rollout.group_size")
     parser.add_argument(
         "--tasks-per-iteration", type=int, default=0, help="RL rollout.tasks_per_iteration"
@@ -559,16 +586,21 @@ def main() -> None:
         save()
         return
     # an episode cut before it can make the calls it was shown scores nothing by construction
-    shown = max(len(d["calls"]) for d in warm_record["demonstration_lengths"])
-    if args.max_turns and args.max_turns < shown:  # kept runnable: the earlier runs did this
-        print(
-            f"warning: --max-turns {args.max_turns} is below the {shown} tool calls of the "
-            f"longest demonstration: such episodes end before the calls they were shown "
-            f"(0: that many)",
-            file=sys.stderr,
-        )
-    args.max_turns = args.max_turns or shown
-    run["settings"]["max_turns"] = args.max_turns
+    lengths = warm_record["demonstration_lengths"]
+    calls = max(len(d["calls"]) for d in lengths)
+    context = max(d["tokens"] for d in lengths) + (args.turn_tokens or CONFIG_TURN_TOKENS)
+    for flag, given, shown in (
+        ("max-turns", args.max_turns, calls),
+        ("context", args.context, context),
+    ):
+        if given and given < shown:  # kept runnable: the earlier runs did this
+            print(
+                f"warning: --{flag} {given} is below what the longest demonstration takes "
+                f"({shown}): such episodes end before the calls they were shown (0: {shown})",
+                file=sys.stderr,
+            )
+    args.max_turns, args.context = args.max_turns or calls, args.context or context
+    run["settings"] |= {"max_turns": args.max_turns, "context": args.context}
     seeds = run.setdefault("seeds", {})
 
     for seed in args.seeds:
@@ -579,8 +611,10 @@ def main() -> None:
         save()
     if args.screen:
         for seed in args.seeds:
-            seeds[str(seed)]["screen"] = screen(
-                args, seed, warm, train_dirs, heldout_dirs, heldout_dirs
+            keep(
+                seeds[str(seed)],
+                "screen",
+                screen(args, seed, warm, train_dirs, heldout_dirs, heldout_dirs),
             )
             save()
     if args.screen_train:
@@ -588,8 +622,10 @@ def main() -> None:
         step = max(1, len(train_dirs) // args.screen_train)
         chosen = sorted(train_dirs)[::step][: args.screen_train]
         for seed in args.seeds:
-            seeds[str(seed)]["screen_train"] = screen(
-                args, seed, warm, train_dirs, heldout_dirs, chosen, "screen-train"
+            keep(
+                seeds[str(seed)],
+                "screen_train",
+                screen(args, seed, warm, train_dirs, heldout_dirs, chosen, "screen-train"),
             )
             save()
     for iterations in range(1, args.iterations + 1):  # every seed gets iteration k, then k+1
