@@ -74,11 +74,12 @@ import random
 import statistics
 import sys
 import time
+import tomllib
 from pathlib import Path
 
 RESULT = Path(__file__).parent / "results" / "coding_agent_learning.json"
 RUN = ("settings", "data", "warm_start", "seeds")  # what one run writes
-CONFIG_TURN_TOKENS = 160  # configs/coding-smol.toml's model.max_new_tokens
+LOOP_CONFIG = Path(__file__).parents[1] / "configs" / "coding-smol.toml"
 
 
 def tool_call_rate(model, tok, task_dirs: list[Path], samples: int, seed: int) -> dict:
@@ -358,11 +359,9 @@ def loop_config(
 ):
     """The coding loop's config for one seed (`configs/coding-smol.toml` with the
     benchmark's overrides; see module doc), writing under `out`."""
-    import tomllib
-
     from etude.recipes.coding.config import parse_config
 
-    data = tomllib.loads((Path(__file__).parents[1] / "configs" / "coding-smol.toml").read_text())
+    data = tomllib.loads(LOOP_CONFIG.read_text())
     data |= {"seed": seed, "out_dir": str(out), "iterations": iterations}
     data["tasks"] = {**data["tasks"], "tasks_dir": str(train_dirs[0].parent)}
     data["tasks"]["heldout_dir"] = str(heldout_dirs[0].parent)
@@ -410,7 +409,7 @@ def screen(
 ) -> dict:
     """The loop's held-out evaluation of the warm start alone on `tasks` (what RL's
     iteration 0 runs on the held-out ones: the same rollouts, grader and monitor, seeded as
-    the seed's loop), without RL, stored under `seed-S/<name>-<warm>-t<turns>-c<context>/`:
+    the seed's loop), without RL, stored under `seed-S/<name>-<warm>-<budgets>/`:
     its budgets, reward, the share of episodes that called a write tool and that changed the
     workspace, the graded fraction of those that changed it, and how each episode ended."""
     import torch
@@ -426,9 +425,9 @@ def screen(
         "turn_tokens": args.turn_tokens,
         "episode_tokens": args.episode_tokens,
     }
-    it_dir = (
-        Path(args.out) / f"seed-{seed}" / f"{name}-{warm.name}-t{args.max_turns}-c{args.context}"
-    )
+    # every budget in the name: a screen is reused only under the budgets it ran with
+    tag = "-".join(f"{key}{value}" for key, value in budgets.items())
+    it_dir = Path(args.out) / f"seed-{seed}" / f"{name}-{warm.name}-{tag}"
     if not (it_dir / "summary.json").is_file():
         cfg = loop_config(args, seed, 1, it_dir, warm, train_dirs, heldout_dirs)
         torch.manual_seed(seed)
@@ -588,7 +587,8 @@ def main() -> None:
     # an episode cut before it can make the calls it was shown scores nothing by construction
     lengths = warm_record["demonstration_lengths"]
     calls = max(len(d["calls"]) for d in lengths)
-    context = max(d["tokens"] for d in lengths) + (args.turn_tokens or CONFIG_TURN_TOKENS)
+    turn = args.turn_tokens or tomllib.loads(LOOP_CONFIG.read_text())["model"]["max_new_tokens"]
+    context = max(d["tokens"] for d in lengths) + turn
     for flag, given, shown in (
         ("max-turns", args.max_turns, calls),
         ("context", args.context, context),
