@@ -8,7 +8,8 @@ given, split train/held-out with `--split-seed`, `--heldout-share` and
 `--max-lines` lines), `build_demonstrations` on the train split (`--per-task` each;
 `--style plain`: the solver's one path without variation, in `demonstrations.plain.jsonl`;
 `--style grounded`: that path with no line number or anchor the episode has not shown, in
-`demonstrations.grounded.jsonl`),
+`demonstrations.grounded.jsonl`; `--style top`: every edit within a read from the file's top,
+new definitions after its imports, in `demonstrations.top.jsonl`),
 `etude.recipes.sft.train` (SmolLM2, the last `--train-layers` layers, seed `--split-seed`;
 with `--first-turns` on each demonstration cut after its first accepted tool call, with
 `--through-write` cut after its first accepted write or edit, with `--through-last-write`

@@ -248,10 +248,11 @@ def build_parser() -> argparse.ArgumentParser:
     demos.add_argument("--seed", type=int, default=0)
     demos.add_argument(
         "--style",
-        choices=("varied", "plain", "grounded"),  # demonstrations.STYLES, which loads torch
+        choices=("varied", "plain", "grounded", "top"),  # demonstrations.STYLES (loads torch)
         default="varied",
         help="the solver's style: varied; plain (read, edit, run, answer); grounded (plain, "
-        "with no line number or anchor the episode has not shown)",
+        "with no line number or anchor the episode has not shown); top (grounded, every edit "
+        "in the file's top: new definitions after the imports)",
     )
     demos.set_defaults(run=_run_demonstrations)
 

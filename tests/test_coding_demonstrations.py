@@ -4,6 +4,7 @@ reward 1.0 from the real grader, no monitor finding, the demonstration marker in
 trajectory format (refused by the RL update), and held-out tasks never demonstrated."""
 
 import json
+import os
 import random
 import shutil
 
@@ -36,6 +37,7 @@ from etude.recipes.coding.demonstrations import (
     read_arguments,
     through_first_write,
     through_last_write,
+    top_calls,
 )
 from etude.rl.trajectory import DEMONSTRATION, ByteChat, TrajectoryFormatError, read_jsonl
 from etude.rl.update import StepSettings, rl_update
@@ -131,13 +133,16 @@ def test_changes_far_apart_are_short_edits_each_read_and_applied_in_order():
     assert edit_hunks("x\n", "x\n") is None  # nothing changed: no edit to make
 
 
-def _run_grounded(tmp_path, current: str | None, target: str) -> list[tuple[str, dict]]:
-    """Apply `grounded_calls` for m.py with the workspace's own tool functions, checking
-    that every line number a call passes was printed by the search before it and every
-    edit's `old` was shown by the reads before it; the calls."""
+def _run_grounded(
+    tmp_path, current: str | None, target: str, calls_for=grounded_calls, expected=None
+) -> list[tuple[str, dict]]:
+    """Apply `calls_for` (`grounded_calls`, `top_calls`) for m.py with the workspace's own
+    tool functions, checking that every line number a call passes was printed by the search
+    before it, every edit's `old` was shown by the reads before it and the file ends as
+    `expected` (default: `target`); the calls."""
     if current is not None:
         (tmp_path / "m.py").write_text(current)
-    calls = grounded_calls("m.py", current, target)
+    calls = calls_for("m.py", current, target)
     shown = ""  # every tool output so far, read replies without their line numbers
     for name, args in calls:
         if name == "read_file":
@@ -153,7 +158,7 @@ def _run_grounded(tmp_path, current: str | None, target: str) -> list[tuple[str,
             workspace_ops.edit(tmp_path, **args)
         else:
             workspace_ops.write(tmp_path, **args)
-    assert (tmp_path / "m.py").read_text() == target
+    assert (tmp_path / "m.py").read_text() == (target if expected is None else expected)
     return calls
 
 
@@ -196,6 +201,45 @@ def test_grounded_calls_pass_only_numbers_and_anchors_the_episode_was_shown(tmp_
     # a change far down with no line beside it a search prints alone: no grounded path
     flat = "x = 0\n" * 200
     assert grounded_calls("m.py", flat, "x = 0\n" * 150 + "x = 1\n" + "x = 0\n" * 49) is None
+
+
+def test_top_calls_put_the_feature_where_a_read_from_the_top_shows(tmp_path):
+    """`style="top"`: the file is read from its top and every edit is anchored there, on a
+    line that read printed: a new `__all__` entry goes right after the list's opening line,
+    a new definition before the first statement after the imports, wherever the reference
+    had them; the module still defines everything. A file of imports only gets the
+    definition at its end; a change below the top that is neither: no path."""
+    body = "".join(f"def f{i}():\n    return {i}\n\n\n" for i in range(1, 60))  # 236 lines
+    names = "".join(f"    'f{i}',\n" for i in range(1, 60))
+    current = f'"""Doc."""\nimport os\n\n__all__ = [\n{names}]\n\n\n{body}'
+    added = "def new():\n    return os.sep\n\n\n"
+    target = current.replace("    'f30',\n", "    'f30',\n    'new',\n").replace(
+        "def f50():", added + "def f50():"
+    )
+    expected = current.replace("__all__ = [\n", "__all__ = [\n    'new',\n").replace(
+        "\n__all__ = [", "\n" + added + "__all__ = ["
+    )
+    calls = _run_grounded(tmp_path, current, target, top_calls, expected)
+    assert [n for n, _ in calls] == ["read_file", "edit_file", "edit_file"]
+    assert calls[0][1] == {"path": "m.py"}  # from the top: no line number to guess
+    assert [args["old"] for _, args in calls[1:]] == ["__all__ = [\n", "__all__ = [\n"]
+    namespace = {}
+    exec(compile(expected, "m.py", "exec"), namespace)
+    assert namespace["new"]() == os.sep and "new" in namespace["__all__"]
+    imports = "import os\nimport re\n"
+    calls = _run_grounded(
+        tmp_path,
+        imports,
+        "import os\n\n\n" + added + "import re\n",
+        top_calls,
+        imports + "\n\n" + added.rstrip("\n") + "\n",
+    )
+    assert calls[-1][1]["old"] == "import re\n"
+    assert _run_grounded(tmp_path / "new", None, added, top_calls) == [
+        ("write_file", {"path": "m.py", "content": added})
+    ]
+    far = current.replace("    return 50\n", "    return -50\n")
+    assert top_calls("m.py", current, far) is None
 
 
 def _turn(name: str, k: int) -> list[dict]:
@@ -271,6 +315,8 @@ def test_solver_styles_plain_and_grounded(curriculum, tmp_path):
     for task_dir in split_dirs(curriculum, "train"):  # short files: read and written whole
         names = calls("grounded", 0, task_dir)
         assert "edit_file" not in names and names[-1] == "run_command"
+        top = calls("top", 0, task_dir)  # read from the top and edited there: no search
+        assert top[0] == "read_file" and "edit_file" in top and "search_files" not in top
     with pytest.raises(ValueError, match="unknown solver style 'straight'"):
         ScriptedSolver(task_dir, random.Random(0), "straight")
     with pytest.raises(NoGroundedPath, match="no grounded path"):
@@ -279,7 +325,7 @@ def test_solver_styles_plain_and_grounded(curriculum, tmp_path):
     assert build_parser().parse_args(args).style == "grounded"
     with pytest.raises(SystemExit):  # the command line offers the solver's styles only
         build_parser().parse_args([*args[:-1], "straight"])
-    assert STYLES == ("varied", "plain", "grounded")
+    assert STYLES == ("varied", "plain", "grounded", "top")
 
 
 @pytest.mark.slow

@@ -21,6 +21,13 @@ change further down goes before the line that follows it (a definition, or any l
 search prints alone), found with a search whose printed line number the read then starts
 at, the edit anchored on that line. A plain demonstration reads a long file at a window
 centred on where the hidden reference puts the feature, numbers a policy can only memorize.
+Even grounded, *which* definition to search for comes from the reference's layout, which the
+episode never sees. "top" (`top_calls`) removes that choice: every file is read from its top
+(no line number) and every edit is anchored on a line that read printed, wherever the
+reference had the change: a new `__all__` or import entry goes right after its list's
+opening line, new definitions before the first statement after the module's imports (at the
+end of a file of imports only); other changes in the top where they are. A task with any
+other change below the top has no "top" path.
 Reads keep to the read tool's cap (`MAX_READ_LINES` a reply): a longer file is read around
 the feature's place and edited, never written whole, so no demonstration shows the policy
 a reply or a turn that a long file would not fit in a small model's context.
@@ -71,7 +78,7 @@ _IMPORTABLE = re.compile(r"importable as `([^`]+)`")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 _PASSED = re.compile(r"(\d+) passed")
 READ_WINDOW = 40  # lines read around the feature's place in a file too long to read whole
-STYLES = ("varied", "plain", "grounded")
+STYLES = ("varied", "plain", "grounded", "top")
 _DEFINITION = re.compile(r"\s*(?:async\s+)?(def|class)\s+(\w+)")
 
 
@@ -312,12 +319,123 @@ def grounded_calls(path: str, current: str | None, target: str) -> list[tuple[st
     return calls
 
 
+def _is_definitions(text: str) -> bool:
+    """Whether `text` is one or more module-level function or class definitions."""
+    try:
+        body = ast.parse(text).body
+    except SyntaxError:
+        return False
+    return bool(body) and all(
+        isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) for n in body
+    )
+
+
+def _after_imports(body: list[ast.stmt], lines: list[str]) -> int:
+    """The 0-based first line (decorators included) of the module's first statement after
+    its docstring and imports; the number of lines when there is none (the file's end)."""
+    k = (
+        1
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+        else 0
+    )
+    while k < len(body) and isinstance(body[k], ast.Import | ast.ImportFrom):
+        k += 1
+    if k == len(body):
+        return len(lines)
+    decorators = getattr(body[k], "decorator_list", [])
+    return min([body[k].lineno, *(d.lineno for d in decorators)]) - 1
+
+
+def _opening_line(body: list[ast.stmt], i: int, lines: list[str]) -> int | None:
+    """The 0-based first line of the multi-line bracketed statement (an `__all__` list, a
+    parenthesized import) that line i falls strictly inside, when that line opens the
+    bracket; else None."""
+    for node in body:
+        first, last = node.lineno - 1, node.end_lineno - 1
+        if first < i <= last and lines[first].rstrip().endswith(("[", "(")):
+            return first
+    return None
+
+
+def top_calls(path: str, current: str | None, target: str) -> list[tuple[str, dict]] | None:
+    """(tool, arguments) that turn file `path` from `current` (None: absent) into `target`
+    up to where things go, every anchor within what a read from the top shows (the whole
+    file, or its first `MAX_READ_LINES` lines): a new file is written; otherwise the file
+    is read and edited: new entries of a multi-line list or import (`__all__`,
+    `from m import (`) right after its opening line, anchored on it; new module-level
+    definitions before the first statement after the docstring and imports, anchored on
+    its first line (at the file's end, after its last line, when there is none); any other
+    change in the top where it is (`edit_arguments`). None when a change is neither of the
+    first two and below the top, or an anchor is not unique."""
+    if current is None:
+        return [("write_file", {"path": path, "content": target})]
+    a, b = current.splitlines(keepends=True), target.splitlines(keepends=True)
+    try:
+        body = ast.parse(current).body
+    except SyntaxError:
+        return None
+    home = _after_imports(body, a)
+    definitions, entries, kept = [], {}, []  # kept: (i1, i2, new lines)
+    for i1, i2, j1, j2 in _changed_regions(current, target):
+        added = b[j1:j2]
+        opening = _opening_line(body, i1, a) if i1 == i2 else None
+        if i1 == i2 and _is_definitions("".join(added)):
+            definitions.append("".join(added).strip("\n") + "\n")
+        elif opening is not None and all(x.rstrip().endswith(",") for x in added if x.strip()):
+            entries.setdefault(opening, []).extend(x for x in added if x.strip())
+        elif i2 <= MAX_READ_LINES:
+            kept.append((i1, i2, added))
+        else:
+            return None
+    edits = [{"old": a[k], "new": a[k] + "".join(lines)} for k, lines in entries.items()]
+    if definitions and home < len(a):
+        edits.append({"old": a[home], "new": "".join(d + "\n\n" for d in definitions) + a[home]})
+    elif definitions and a and a[-1].endswith("\n"):
+        edits.append({"old": a[-1], "new": a[-1] + "".join("\n\n" + d for d in definitions)})
+    elif definitions:
+        return None
+
+    def placed(n: int) -> str:
+        """The file with the definitions, the entries and the first n other changes."""
+        out, skip, regions = [], 0, {i1: (i2, added) for i1, i2, added in kept[:n]}
+        for i in range(len(a) + 1):
+            if i == home < len(a):
+                out += [d + "\n\n" for d in definitions]
+            if i in regions:
+                skip, added = regions[i]
+                out += added
+            if skip <= i < len(a):
+                out.append(a[i])
+            out += entries.get(i, [])
+        return "".join(out) + "".join("\n\n" + d for d in definitions if home == len(a))
+
+    edits += [edit_arguments(placed(n), placed(n + 1)) for n in range(len(kept))]
+    top, state = "".join(a[:MAX_READ_LINES]), current
+    for edit in edits:
+        if edit is None or edit["old"] not in top or state.count(edit["old"]) != 1:
+            return None
+        state = state.replace(edit["old"], edit["new"])
+    if state != placed(len(kept)):
+        return None
+    return [("read_file", {"path": path}), *(("edit_file", {"path": path, **e}) for e in edits)]
+
+
 def _last_output(messages: list[Message]) -> str:
     return messages[-1]["content"] if messages and messages[-1]["role"] == "tool" else ""
 
 
+GROUNDED_CALLS = {  # style -> (its calls for one file, why a file may have none)
+    "grounded": (
+        grounded_calls,
+        "a change below a long file's top with no line beside it that a search prints alone",
+    ),
+    "top": (top_calls, "a change below a long file's top that is not a definition or entry"),
+}
+
+
 class NoGroundedPath(ValueError):
-    """A task the grounded path cannot solve without a number or anchor it has not shown."""
+    """A task the grounded (or top) path cannot solve without a number or anchor it has not
+    shown."""
 
 
 class ScriptedSolver:
@@ -338,16 +456,16 @@ class ScriptedSolver:
             else None
             for rel in self.target
         }
-        self.grounded = None  # file -> its grounded calls
-        if style == "grounded":
+        self.grounded = None  # file -> its grounded calls ("grounded" or "top" style)
+        if style in GROUNDED_CALLS:
+            calls_for, why = GROUNDED_CALLS[style]
             self.grounded = {
-                rel: grounded_calls(rel, self.current[rel], self.target[rel]) for rel in self.target
+                rel: calls_for(rel, self.current[rel], self.target[rel]) for rel in self.target
             }
             missing = [rel for rel, calls in self.grounded.items() if calls is None]
             if missing:
                 raise NoGroundedPath(
-                    f"{self.task['id']}: no grounded path changes {', '.join(missing)} (a change "
-                    "below a long file's top with no line beside it that a search prints alone)"
+                    f"{self.task['id']}: no {style} path changes {', '.join(missing)} ({why})"
                 )
         self.rng = rng
         self._turns = self._script()
