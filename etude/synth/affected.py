@@ -28,6 +28,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from etude.synth.discover import Repo
+from etude.synth.task import first_line
 
 
 def _top_name(nodeid: str) -> str:
@@ -60,7 +61,7 @@ def _definition_texts(source: str) -> tuple[str, dict[str, str]]:
     own, bases, outside = {}, {}, []
     for node in tree.body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            first = first_line(node)
             own[node.name] = "".join(lines[first - 1 : node.end_lineno])
             if isinstance(node, ast.ClassDef):
                 bases[node.name] = [b.id for b in node.bases if isinstance(b, ast.Name)]

@@ -43,7 +43,7 @@ from etude.synth.grade import prepare_workspace, score
 from etude.synth.imports import failed_imports
 from etude.synth.scrub import git, scrub
 from etude.synth.slice import Candidate, Graph, build_graph
-from etude.synth.task import definition_node, problem_statement, write_manifest
+from etude.synth.task import definition_node, first_line, problem_statement, write_manifest
 from etude.synth.testrun import SuiteRun, files_of, run_suite
 from etude.synth.validate import (
     Reason,
@@ -145,7 +145,7 @@ def _entity_code(graph: Graph, source: str, key: tuple[str, str]) -> str:
         first, last = d.first, d.last
     else:
         node = definition_node(source, name)
-        first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+        first = first_line(node)
         last = node.end_lineno
     return "".join(source.splitlines(keepends=True)[first - 1 : last])
 

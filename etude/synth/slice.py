@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, field
 
 from etude.synth.coverage import LineMap, tests_covering
 from etude.synth.discover import Repo, module_name
+from etude.synth.task import first_line
 
 MODULE_CODE = "<module"  # prefix of module-level statement nodes: '<module:LINE>'
 Key = tuple[str, str]  # (source file relative to the repo root, top-level name)
@@ -167,7 +168,7 @@ def _definitions(rel: str, tree: ast.Module) -> list[tuple[Definition, ast.AST]]
     for node in tree.body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             kind = "class" if isinstance(node, ast.ClassDef) else "function"
-            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            first = first_line(node)
             found.append(
                 (
                     Definition(rel, node.name, kind, first, node.end_lineno, node.body[0].lineno),
@@ -446,11 +447,7 @@ def _method_groups(
         for _, name in closure:
             if "." in name:
                 node = methods[name.split(".", 1)[1]]
-                size += (
-                    node.end_lineno
-                    - min([node.lineno, *(d.lineno for d in node.decorator_list)])
-                    + 1
-                )
+                size += node.end_lineno - first_line(node) + 1
             else:
                 d = graph.definitions[(rel, name)]
                 size += d.last - d.first + 1

@@ -96,6 +96,11 @@ def verify_hidden(task_dir: Path, task: dict) -> None:
         raise SynthError(f"hidden store of {task_dir} was modified: {', '.join(names[:5])}")
 
 
+def first_line(node: ast.stmt) -> int:
+    """The 1-based first line of a statement, its decorators included."""
+    return min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+
+
 def definition_node(source: str, name: str) -> ast.AST | None:
     """The node of a top-level definition, or of a method written 'Class.method'."""
     return definition_in(ast.parse(source), name)

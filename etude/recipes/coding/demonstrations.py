@@ -71,7 +71,7 @@ from etude.recipes.coding.reward import graded_reward
 from etude.rl.trajectory import DEMONSTRATION
 from etude.synth.errors import SynthError
 from etude.synth.grade import grade
-from etude.synth.task import definition_node, load_task
+from etude.synth.task import definition_node, first_line, load_task
 
 WRONG_NAMES = {"read_file": ("open_file", "cat", "view_file"), "list_files": ("ls", "list_dir")}
 _IMPORTABLE = re.compile(r"importable as `([^`]+)`")
@@ -103,9 +103,7 @@ def _definition_lines(source: str, name: str) -> tuple[int, int, int] | None:
     node = definition_node(source, name)
     if node is None:
         return None
-    decorators = getattr(node, "decorator_list", [])
-    first = min([node.lineno, *(d.lineno for d in decorators)])
-    return first, node.end_lineno, node.col_offset
+    return first_line(node), node.end_lineno, node.col_offset
 
 
 def paraphrase(task: dict, reference: dict[str, str]) -> dict[str, str]:
@@ -342,8 +340,7 @@ def _after_imports(body: list[ast.stmt], lines: list[str]) -> int:
         k += 1
     if k == len(body):
         return len(lines)
-    decorators = getattr(body[k], "decorator_list", [])
-    return min([body[k].lineno, *(d.lineno for d in decorators)]) - 1
+    return first_line(body[k]) - 1
 
 
 def _opening_line(body: list[ast.stmt], i: int, lines: list[str]) -> int | None:
