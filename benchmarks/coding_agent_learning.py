@@ -28,7 +28,8 @@ seed; `heldout_named_file_rate`: those whose `path` is a file the prompt names),
 `model.max_new_tokens`, `rollout.max_tokens`, `rollout.max_turns`, `rollout.group_size` and
 `rollout.tasks_per_iteration`: its 160-token turns cut off a demonstrated edit; `--max-turns`
 defaults to the tool calls of the longest demonstration and `--context` (`model.max_context`)
-to its tokens and one more turn; smaller ones are warned of: an episode ended before the
+to its tokens and one more turn, which is also the loop's `loss.max_tokens` so an episode that
+fills its context is trained on; smaller ones are warned of: an episode ended before the
 calls it was shown scores 0 by construction), reading each
 iteration's held-out mean reward from the loop's summary key `heldout_reward` (the loop's
 held-out evaluation; this script stops with an error when the loop does not report it,
@@ -50,6 +51,11 @@ iteration: the train reward, and per held-out episode its task, reward, graded f
 whether it changed the workspace and the tools it called (`heldout_episodes`, read from the loop's
 `iter_NNNN/heldout/graded.jsonl`), and the share of held-out episodes that changed their
 workspace (`heldout_changed_workspace_share`: only those are graded).
+
+`--concurrency` sets the loop's `rollout.concurrency` and `reward.grade_concurrency` (for a
+machine with more cores). `--device cuda` puts the policy on the GPU for SFT, the sampling
+of every turn and RL's update (the loop's `model.device`); episodes, grading and the
+monitor stay on the CPU.
 
 Resumable: every stage keeps its output under `--out` and is skipped when present (the
 seeds' RL runs resume from their checkpoints). Writes
@@ -308,8 +314,8 @@ def seed_tool_call_rate(args, seed: int, warm: Path, heldout_dirs: list[Path]) -
     if done.get("samples") == args.samples and "named_file_rate" in done:
         rate = done
     else:
-        model, tok = load_policy(str(warm / "checkpoint"))  # sampled on the CPU
-        rate = tool_call_rate(model, tok, heldout_dirs, args.samples, seed)
+        model, tok = load_policy(str(warm / "checkpoint"))
+        rate = tool_call_rate(model.to(args.device), tok, heldout_dirs, args.samples, seed)
         stored.parent.mkdir(parents=True, exist_ok=True)
         stored.write_text(json.dumps(rate | {"samples": args.samples}) + "\n")
     return {
@@ -374,6 +380,10 @@ def loop_config(
         ("model", "max_context", args.context),
         ("rollout", "group_size", args.group_size),
         ("rollout", "tasks_per_iteration", args.tasks_per_iteration),
+        ("loss", "max_tokens", args.context),  # else an episode that fills it is not trained on
+        ("model", "device", args.device),
+        ("rollout", "concurrency", args.concurrency),
+        ("reward", "grade_concurrency", args.concurrency),
     ):
         if value:
             data[table][key] = value
@@ -436,7 +446,7 @@ def screen(
         model, tok = load_policy(str(warm / "checkpoint"))
         m = cfg.model
         backend = HFBackend(
-            model,
+            model.to(args.device),
             tok,
             max_new_tokens=m.max_new_tokens,
             temperature=m.temperature,
@@ -554,7 +564,12 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=4, help="first turns per held-out task")
     parser.add_argument("--iterations", type=int, default=0, help="RL iterations (0: none)")
     parser.add_argument("--only-data", action="store_true", help="curriculum, demos; stop")
-    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"], help="SFT's")
+    parser.add_argument(
+        "--concurrency", type=int, default=0, help="episodes and gradings at once (0: config's)"
+    )
+    parser.add_argument(
+        "--device", default="cpu", choices=["cpu", "cuda"], help="SFT's, sampling's and RL's"
+    )
     args = parser.parse_args()
     header = {
         "benchmark": "coding_agent_learning",

@@ -14,6 +14,7 @@ from etude.cli import build_parser
 from etude.envs import workspace_ops
 from etude.envs.coding import TOOL_NOT_FOUND
 from etude.envs.workspace_ops import MAX_READ_LINES
+from etude.monitor import monitor_trajectory, parse_line
 from etude.recipes.coding.curriculum import (
     MANIFEST,
     HeldOutError,
@@ -30,6 +31,7 @@ from etude.recipes.coding.demonstrations import (
     NoGroundedPath,
     ScriptedSolver,
     build_demonstrations,
+    check_summary,
     edit_arguments,
     edit_hunks,
     first_turns,
@@ -249,6 +251,50 @@ def _turn(name: str, k: int) -> list[dict]:
         {"role": "assistant", "content": None, "tool_calls": [call]},
         {"role": "tool", "tool_call_id": f"c{k}", "content": reply},
     ]
+
+
+def test_the_closing_answer_says_what_the_last_check_showed():
+    """Passed: its count; pytest's exit 5 (no tests collected) after the import check: that
+    there are no visible tests, which the monitor takes as no claim; a failure or a killed
+    run: that the check still fails."""
+    task = {
+        "problem_statement": "Add `slug`, importable as `from kit import slug`.",
+        "deleted": [{"name": "slug"}, {"name": "_helper"}],
+    }
+    said = {
+        output: check_summary(task, ["kit.py"], [], output)
+        for output in (
+            "...\n3 passed in 0.02s\n[exit code 0]",
+            "\nno tests ran in 0.01s\n[exit code 5]",
+            "E   AssertionError\n1 failed in 0.02s\n[exit code 1]",
+            "[killed: the command ran past the 30 s limit]",
+        )
+    }
+    passed, none, failed, killed = said.values()
+    check = 'python -c "from kit import slug" && python -m pytest -q -p no:cacheprovider'
+    assert (
+        passed
+        == "I implemented `slug` in kit.py. `from kit import slug` works and 3 visible tests pass."
+    )
+    assert none.endswith("works and the workspace has no visible tests to run.")
+    assert failed == killed == "I wrote `slug` into kit.py, but the last check still fails."
+    wrong = {output: passed for output in list(said)[1:]}  # claims a pass that it did not see
+    for (output, answer), expected in [(item, False) for item in said.items()] + [
+        (item, True) for item in wrong.items()
+    ]:
+        call = {
+            "id": "c0",
+            "type": "function",
+            "function": {"name": "run_command", "arguments": json.dumps({"command": check})},
+        }
+        messages = [
+            {"role": "user", "content": task["problem_statement"]},
+            {"role": "assistant", "content": "", "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "c0", "content": output},
+            {"role": "assistant", "content": answer},
+        ]
+        result = monitor_trajectory(parse_line(json.dumps({"messages": messages}), 1))
+        assert bool(result.findings) == expected, (answer, output, result.findings)
 
 
 def test_cuts_end_after_the_first_accepted_call_and_the_first_or_last_accepted_write():

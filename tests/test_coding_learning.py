@@ -129,7 +129,8 @@ def test_warm_start_and_heldout_evaluation(smollm2_tokenizer, tmp_path, monkeypa
 
 def test_warm_start_from_what_is_not_a_checkpoint_is_refused(smollm2_tokenizer, tmp_path, capsys):
     """A missing directory, a run's out_dir (naming the checkpoint inside it) and weights of
-    another architecture are each a clear error before anything is written."""
+    another architecture, and model.device = "cuda" where torch sees none, are each a clear
+    error before anything is written."""
     from transformers import LlamaConfig, LlamaForCausalLM
 
     from etude.cli import main
@@ -161,6 +162,10 @@ def test_warm_start_from_what_is_not_a_checkpoint_is_refused(smollm2_tokenizer, 
     assert main(["rl", "--config", str(toml)]) == 2
     assert "its checkpoint is" in capsys.readouterr().err
     assert not run.exists()
+    if not torch.cuda.is_available():  # the CPU side of model.device = "cuda"
+        with pytest.raises(ValueError, match=r"model\.device = 'cuda' but torch sees no CUDA"):
+            loop.train(config(run, 1, model={"device": "cuda"}), policy=(other, tok))
+        assert not run.exists()
 
 
 TOOL_NAMES = [t["function"]["name"] for t in TOOLS]

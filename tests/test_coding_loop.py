@@ -154,6 +154,8 @@ def test_config_is_parsed_strictly(tmp_path):
         parse_config({"env": "coding", "iterations": "two"})
     with pytest.raises(ValueError, match="unknown detector"):
         parse_config({"env": "coding", "feedback": {"detectors": ["vibes"]}})
+    with pytest.raises(ValueError, match=r"model\.device must be 'cpu' or 'cuda'"):
+        parse_config({"env": "coding", "model": {"device": "gpu"}})
     with pytest.raises(ValueError, match="off_policy = true to accept off-policy"):
         parse_config({"env": "coding", "model": {"backend": "openai"}})
     synced = parse_config({"env": "coding", "model": {"backend": "openai", "serve": "llama_cpp"}})

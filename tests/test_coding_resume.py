@@ -40,6 +40,7 @@ def tiny_model(tokenizer, seed: int = 0):
         num_attention_heads=4,
         num_key_value_heads=2,
         tie_word_embeddings=True,
+        max_position_embeddings=4096,  # the loop's default model.max_context
     )
     return LlamaForCausalLM(config).eval()
 

@@ -52,6 +52,7 @@ def _tiny(tok):
         num_hidden_layers=2,
         num_attention_heads=4,
         num_key_value_heads=2,
+        max_position_embeddings=4096,  # the loop's default model.max_context
     )
     return LlamaForCausalLM(config)
 

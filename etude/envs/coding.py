@@ -19,6 +19,7 @@ from __future__ import annotations
 import difflib
 import json
 import os
+import re
 import shutil
 import sys
 import time
@@ -42,6 +43,7 @@ TOOL_NOT_FOUND = "Tool not found"
 INVALID_ARGUMENTS = "Invalid arguments"
 # how every reply to a call the environment refused to run begins (nothing was run)
 REJECTED_PREFIXES = (TOOL_NOT_FOUND, INVALID_ARGUMENTS)
+_EXIT_STATUS = re.compile(r"\[exit code (-?\d+)\]\s*$")  # how run_command's reply ends
 
 
 def _spec(name: str, description: str, properties: dict, required: list[str]) -> dict:
@@ -94,6 +96,14 @@ _OPS = {
 }
 _REQUIRED = {t["function"]["name"]: t["function"]["parameters"]["required"] for t in TOOLS}
 _ALLOWED = {t["function"]["name"]: set(t["function"]["parameters"]["properties"]) for t in TOOLS}
+
+
+def command_exit_code(reply: str) -> int | None:
+    """The exit status that a `run_command` reply ends with; None for a command that was
+    killed (time or output limit) or a reply of another tool."""
+    found = _EXIT_STATUS.search(reply)
+    return int(found.group(1)) if found else None
+
 
 SYSTEM_PROMPT = """You are a coding agent working in a Python repository (your working \
 directory). Use the tools to read and change files and to run commands. To call a tool, write

@@ -206,6 +206,8 @@ _CONFIRMED = re.compile(
 _FAILED_RUN = re.compile(
     r"\b\d+\s+(?:failed|errors?)\b|^FAILED\b|^ERROR\b|FAILED \(|Traceback \(most recent call last\)"
     r"|no tests ran|error: |command not found|No module named"
+    # the status line etude's run_command ends with: a non-zero exit, or killed at a limit
+    r"|^\[exit code -?[1-9]\d*\]$|^\[killed: "
     # a progress line with a failure or an error mark (`..F.  [ 80%]`, what `| head -1` keeps)
     r"|^[.sxX]*[FE][.FEsxX]*[ \t]*(?:\[\s*\d+%\])?[ \t]*$",
     re.I | re.M,

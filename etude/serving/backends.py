@@ -90,6 +90,12 @@ class HFBackend:
         top_p: float = 0.95,
         max_context: int = 6144,
     ) -> None:
+        positions = getattr(model.config, "max_position_embeddings", None)
+        if positions is not None and max_context > positions:  # positions it never trained at
+            raise ValueError(
+                f"max_context {max_context} exceeds the model's {positions} positions "
+                "(config.max_position_embeddings): lower model.max_context"
+            )
         self.model, self.chat = model, HFChat(tokenizer)
         self.tokenizer = tokenizer
         self.max_new_tokens, self.temperature, self.top_p = max_new_tokens, temperature, top_p
@@ -125,8 +131,8 @@ class HFBackend:
             ids[row, width - len(prompt) :], mask[row, width - len(prompt) :] = prompt, 1
         with torch.no_grad():
             out = self.model.generate(
-                ids,
-                attention_mask=mask,
+                ids.to(self.model.device),
+                attention_mask=mask.to(self.model.device),
                 max_new_tokens=self.max_new_tokens,
                 do_sample=self.temperature > 0,
                 temperature=self.temperature if self.temperature > 0 else None,
@@ -135,7 +141,7 @@ class HFBackend:
                 return_dict_in_generate=True,
                 output_logits=True,
             )
-        new = out.sequences[:, width:]  # [B, n]
+        new = out.sequences[:, width:]  # [B, n], on the model's device
         # log-probs step by step from the raw logits (before any processor): [B, n]
         logprobs = torch.stack(
             [
@@ -143,7 +149,8 @@ class HFBackend:
                 for t, step in enumerate(out.logits)
             ],
             dim=1,
-        )
+        ).cpu()
+        new = new.cpu()
         results = []
         for row in range(len(prompts)):
             sampled = new[row].tolist()

@@ -44,6 +44,7 @@ from etude.recipes.coding.config import CodingConfig
 RESUMABLE_CHANGES = {
     "iterations",
     "checkpoint_every",
+    "model.device",
     "out_dir",
     "tasks.workers",
     "rollout.concurrency",
@@ -215,7 +216,9 @@ def load_checkpoint(path: Path, model, optimizer) -> dict:
     from torch.distributed.checkpoint.state_dict import StateDictOptions, set_model_state_dict
 
     path = Path(path)
-    saved = torch.load(path / "optimizer.pt", weights_only=True)
+    # on the CPU: `load_state_dict` moves the state to each parameter's device, so a run
+    # saved from one device resumes on another
+    saved = torch.load(path / "optimizer.pt", weights_only=True, map_location="cpu")
     if any(isinstance(p, DTensor) for p in model.parameters()):
         weights, current = load_file(path / "model.safetensors"), model.state_dict()
         for key, value in current.items():  # a tied weight is stored under one name

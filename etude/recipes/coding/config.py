@@ -41,7 +41,11 @@ class ModelSettings:
 
     `init`: a checkpoint directory (the coding loop's format, `etude.recipes.coding.checkpoint`,
     also written by `etude sft`) whose weights the policy starts from; the optimizer is
-    fresh and the run starts at iteration 0. Empty: the pretrained weights."""
+    fresh and the run starts at iteration 0. Empty: the pretrained weights.
+
+    `device`: where the policy trains and, with the local backend, samples: "cpu" or
+    "cuda" (the current CUDA device). Episodes, grading and the monitor run on the CPU
+    either way; checkpoints are the same files from both, so a run may resume on the other."""
 
     init: str = ""
     backend: str = "local"
@@ -52,6 +56,7 @@ class ModelSettings:
     max_new_tokens: int = 192
     temperature: float = 0.8
     max_context: int = 4096
+    device: str = "cpu"
 
 
 @dataclass
@@ -149,6 +154,7 @@ def parse_config(data: dict) -> CodingConfig:
     checks = [
         (cfg.model.backend in ("local", "openai"), "model.backend must be 'local' or 'openai'"),
         (cfg.model.serve in ("", "llama_cpp"), "model.serve must be '' or 'llama_cpp'"),
+        (cfg.model.device in ("cpu", "cuda"), "model.device must be 'cpu' or 'cuda'"),
         (
             cfg.model.backend == "openai" or not cfg.model.serve,
             "model.serve needs model.backend = 'openai'",

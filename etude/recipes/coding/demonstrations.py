@@ -62,6 +62,7 @@ from etude.envs.coding import (
     EnvSettings,
     Episode,
     Message,
+    command_exit_code,
     run_episode,
 )
 from etude.envs.workspace_ops import MAX_READ_LINES
@@ -77,6 +78,7 @@ WRONG_NAMES = {"read_file": ("open_file", "cat", "view_file"), "list_files": ("l
 _IMPORTABLE = re.compile(r"importable as `([^`]+)`")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 _PASSED = re.compile(r"(\d+) passed")
+_NO_TESTS_COLLECTED = 5  # pytest's exit status
 READ_WINDOW = 40  # lines read around the feature's place in a file too long to read whole
 STYLES = ("varied", "plain", "grounded", "top")
 _DEFINITION = re.compile(r"\s*(?:async\s+)?(def|class)\s+(\w+)")
@@ -547,22 +549,31 @@ class ScriptedSolver:
         yield {"role": "assistant", "content": self._summary(files, hidden)}
 
     def _summary(self, files: list[str], hidden: list[str]) -> str:
-        output = _last_output(self._messages)
-        statement = self.task["problem_statement"]  # names it never showed stay unsaid
-        names = ", ".join(
-            f"`{e['name']}`" for e in self.task["deleted"] if f"`{e['name']}`" in statement
-        )
-        if not output.endswith("[exit code 0]"):
-            return f"I wrote {names} into {', '.join(files)}, but the last check still fails."
+        return check_summary(self.task, files, hidden, _last_output(self._messages))
+
+
+def check_summary(task: dict, files: list[str], hidden: list[str], output: str) -> str:
+    """The solver's closing answer after its check printed `output` (`_check_command`'s:
+    the import check, then pytest): what it implemented where, and only what that run
+    showed — its pass count, or that the workspace has no visible tests (pytest's exit 5,
+    no tests collected, after the import check passed), or that the check still fails."""
+    statement = task["problem_statement"]  # names it never showed stay unsaid
+    names = ", ".join(f"`{e['name']}`" for e in task["deleted"] if f"`{e['name']}`" in statement)
+    code = command_exit_code(output)
+    if code not in (0, _NO_TESTS_COLLECTED):
+        return f"I wrote {names} into {', '.join(files)}, but the last check still fails."
+    found = _IMPORTABLE.search(statement)
+    imported = f"`{found.group(1)}` works and " if found else ""
+    if code == _NO_TESTS_COLLECTED:
+        tests = "the workspace has no visible tests to run"
+    else:
         passed = _PASSED.findall(output)
         tests = f"{passed[-1]} visible tests pass" if passed else "the visible tests pass"
-        found = _IMPORTABLE.search(self.task["problem_statement"])
-        imported = f"`{found.group(1)}` works and " if found else ""
-        text = f"I implemented {names} in {', '.join(sorted(files))}. {imported}{tests}."
-        if hidden:
-            text += f" The task's own tests ({', '.join(hidden)}) are not in the workspace, "
-            text += "so I could not run them."
-        return text
+    text = f"I implemented {names} in {', '.join(sorted(files))}. {imported}{tests}."
+    if hidden:
+        text += f" The task's own tests ({', '.join(hidden)}) are not in the workspace, "
+        text += "so I could not run them."
+    return text
 
 
 def demonstrate(

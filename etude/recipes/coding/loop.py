@@ -575,6 +575,8 @@ def train(
     from etude.serving.hf_model import load_smollm2
 
     console = console or Console(stderr=True)
+    if cfg.model.device == "cuda" and not torch.cuda.is_available():
+        raise ValueError("model.device = 'cuda' but torch sees no CUDA device")
     checkpoint = _start(cfg, resume)
     warm_start = cfg.model.init and checkpoint is None  # a resume has its own weights
     if warm_start:
@@ -585,6 +587,7 @@ def train(
     if warm_start:
         load_weights(Path(cfg.model.init), model)
         console.print(f"policy starts from the weights of {cfg.model.init}")
+    model.to(cfg.model.device)
     out = Path(cfg.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     tasks = find_tasks(cfg, console)

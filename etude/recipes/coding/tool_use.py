@@ -18,6 +18,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
+from etude.envs.coding import command_exit_code
 from etude.rl.feedback.detectors import INVALID_ARGS, NOT_FOUND
 from etude.serving.backends import UNPARSED
 
@@ -28,7 +29,6 @@ ERROR_KINDS = (
     "command_timeout",
     "tool_failed",
 )
-_EXIT = re.compile(r"\[exit code (-?\d+)\]\s*$")
 _TIMEOUT = re.compile(r"\[killed: the command ran past .* limit\]\s*$")
 _KILLED = re.compile(r"\[killed: .*\]\s*$")
 
@@ -46,8 +46,7 @@ def call_error(name: str, reply: str | None, tools: Iterable[str]) -> str | None
     if name == "run_command":
         if _TIMEOUT.search(reply):
             return "command_timeout"
-        exit_code = _EXIT.search(reply)
-        if _KILLED.search(reply) or (exit_code and exit_code.group(1) != "0"):
+        if _KILLED.search(reply) or command_exit_code(reply) not in (0, None):
             return "command_failed"
         return None
     return "tool_failed" if reply.startswith("Error:") else None
