@@ -235,20 +235,12 @@ def test_llama_cpp_server_trains_on_exactly_the_sampled_tokens(llama_server, smo
 
 
 def test_a_context_beyond_the_models_positions_is_refused(smollm2_tokenizer):
-    from transformers import LlamaConfig, LlamaForCausalLM
+    from test_coding_resume import tiny_model  # 4,096 positions
 
-    config = LlamaConfig(
-        vocab_size=len(smollm2_tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        max_position_embeddings=256,
-    )
-    model = LlamaForCausalLM(config)
-    assert HFBackend(model, smollm2_tokenizer, max_context=256).max_context == 256
-    with pytest.raises(ValueError, match="max_context 257 exceeds the model's 256 positions"):
-        HFBackend(model, smollm2_tokenizer, max_context=257)
+    model = tiny_model(smollm2_tokenizer)
+    assert HFBackend(model, smollm2_tokenizer, max_context=4096).max_context == 4096
+    with pytest.raises(ValueError, match="max_context 4097 exceeds the model's 4096 positions"):
+        HFBackend(model, smollm2_tokenizer, max_context=4097)
 
 
 def test_server_without_logprobs_is_refused_unless_off_policy(smollm2_tokenizer):
