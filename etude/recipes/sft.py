@@ -39,6 +39,7 @@ from etude.recipes.coding.checkpoint import (
     save_checkpoint,
 )
 from etude.recipes.coding.config import OptimSettings
+from etude.recipes.device import require_device
 from etude.rl.sft import FrozenLayersCache, sft_example, sft_step, target_logits
 from etude.rl.trajectory import HFChat, JsonlWriter, TemplateError, read_jsonl
 
@@ -191,8 +192,7 @@ def train(
 
     console = console or Console(stderr=True)
     checkpoint = _start(cfg, resume)
-    if cfg.device == "cuda" and not torch.cuda.is_available():
-        raise ValueError("device = 'cuda' but torch sees no CUDA device")
+    require_device(cfg.device, "device")
     rank, world = _join_ranks(cfg.device)
     torch.manual_seed(cfg.seed)
     model, tok = policy if policy is not None else load_policy(cfg.init)

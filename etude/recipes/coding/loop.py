@@ -61,6 +61,7 @@ from etude.recipes.coding.judge import judge_summary, judge_trajectory, make_jud
 from etude.recipes.coding.report import write_report
 from etude.recipes.coding.reward import graded_reward, monitor_hints, screen
 from etude.recipes.coding.tool_use import tool_use
+from etude.recipes.device import require_device
 from etude.rl.feedback import DETECTORS, Hint, JudgeDetector, detect_all
 from etude.rl.policy import HFPolicy
 from etude.rl.trajectory import HFChat, JsonlWriter, Trajectory
@@ -575,8 +576,7 @@ def train(
     from etude.serving.hf_model import load_smollm2
 
     console = console or Console(stderr=True)
-    if cfg.model.device == "cuda" and not torch.cuda.is_available():
-        raise ValueError("model.device = 'cuda' but torch sees no CUDA device")
+    require_device(cfg.model.device, "model.device")
     checkpoint = _start(cfg, resume)
     warm_start = cfg.model.init and checkpoint is None  # a resume has its own weights
     if warm_start:

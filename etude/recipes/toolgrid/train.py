@@ -33,6 +33,7 @@ from etude.envs.toolgrid import (
     tool_errors,
 )
 from etude.models import MoEConfig
+from etude.recipes.device import require_device
 from etude.recipes.toolgrid.policy import BytePolicy, freeze_all_but_last_layers, muon_optimizer
 from etude.recipes.toolgrid.pretrained import pretrained_chat, pretrained_policy
 from etude.recipes.toolgrid.warmstart import warm_start
@@ -87,8 +88,7 @@ class ModelSettings:
 def new_policy(settings: ModelSettings) -> nn.Module:
     """A randomly initialized byte policy of these settings, or the pretrained checkpoint,
     on `settings.device`."""
-    if settings.device == "cuda" and not torch.cuda.is_available():
-        raise ValueError("[model] device = 'cuda' but torch sees no CUDA device")
+    require_device(settings.device, "[model] device")
     policy = (
         pretrained_policy(settings.pretrained)
         if settings.pretrained
