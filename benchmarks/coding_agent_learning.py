@@ -26,9 +26,11 @@ seed; `heldout_named_file_rate`: those whose `path` is a file the prompt names),
 `model.init` = the warm start) on the train split (`--turn-tokens`, `--episode-tokens`,
 `--max-turns`, `--group-size` and `--tasks-per-iteration` override the config's
 `model.max_new_tokens`, `rollout.max_tokens`, `rollout.max_turns`, `rollout.group_size` and
-`rollout.tasks_per_iteration`: its 160-token turns cut off a demonstrated edit; `--max-turns`
-defaults to the tool calls of the longest demonstration and `--context` (`model.max_context`)
-to its tokens and one more turn, which is also the loop's `loss.max_tokens` so an episode that
+`rollout.tasks_per_iteration`: its 160-token turns cut off a demonstrated edit;
+`--heldout-samples` sets `tasks.heldout_samples`, the episodes per held-out task, 1 in the
+config, too few to tell 0 from one success in 22 tasks; `--max-turns` defaults to the
+tool calls of the longest demonstration and `--context` (`model.max_context`) to its
+tokens and one more turn, which is also the loop's `loss.max_tokens` so an episode that
 fills its context is trained on; smaller ones are warned of: an episode ended before the
 calls it was shown scores 0 by construction), reading each
 iteration's held-out mean reward from the loop's summary key `heldout_reward` (the loop's
@@ -46,7 +48,10 @@ runs) of those weights, under `seeds.<seed>.screen`: reward, the share of episod
 called a write tool and that changed their workspace, and the graded fraction of each that
 changed it. `--screen-train N` runs the same evaluation on N of the train tasks (every k-th
 in sorted order), under `seeds.<seed>.screen_train`: can the warm start redo the tasks it
-was shown? RL's group advantage is zero unless some episode scores. Beside it, per
+was shown? RL's group advantage is zero unless some episode scores. `--screen-rl` runs
+those screens again after RL on the weights it ended with, under `screen_rl` and
+`screen_train_rl` (same tasks, seeds and budgets; `screen_rl_after_iteration` says after
+which): did RL improve the tasks it trains on, beside the held-out ones? Beside it, per
 iteration: the train reward, and per held-out episode its task, reward, graded fraction,
 whether it changed the workspace and the tools it called (`heldout_episodes`, read from the loop's
 `iter_NNNN/heldout/graded.jsonl`), and the share of held-out episodes that changed their
@@ -384,6 +389,7 @@ def loop_config(
         ("model", "device", args.device),
         ("rollout", "concurrency", args.concurrency),
         ("reward", "grade_concurrency", args.concurrency),
+        ("tasks", "heldout_samples", args.heldout_samples),
     ):
         if value:
             data[table][key] = value
@@ -396,6 +402,11 @@ def loop_config(
         ) from err
 
 
+def rl_dir(args, seed: int, warm: Path) -> Path:
+    """Where the seed's coding loop from the warm start `warm` runs."""
+    return Path(args.out) / f"seed-{seed}" / ("rl" if warm.name == "sft" else f"rl-{warm.name}")
+
+
 def run_rl(
     args, seed: int, iterations: int, warm: Path, train_dirs: list[Path], heldout_dirs: list[Path]
 ) -> dict:
@@ -403,7 +414,7 @@ def run_rl(
     per iteration and the rest from the loop's summaries (see module doc)."""
     from etude.recipes.coding.loop import train
 
-    rl = Path(args.out) / f"seed-{seed}" / ("rl" if warm.name == "sft" else f"rl-{warm.name}")
+    rl = rl_dir(args, seed, warm)
     cfg = loop_config(args, seed, iterations, rl, warm, train_dirs, heldout_dirs)
     train(cfg, resume=(rl / "checkpoint").exists())
     return rl_record(rl)
@@ -412,17 +423,19 @@ def run_rl(
 def screen(
     args,
     seed: int,
-    warm: Path,
+    weights: Path,
+    label: str,
     train_dirs: list[Path],
     heldout_dirs: list[Path],
     tasks: list[Path],
     name: str = "screen",
 ) -> dict:
-    """The loop's held-out evaluation of the warm start alone on `tasks` (what RL's
-    iteration 0 runs on the held-out ones: the same rollouts, grader and monitor, seeded as
-    the seed's loop), without RL, stored under `seed-S/<name>-<warm>-<budgets>/`:
-    its budgets, reward, the share of episodes that called a write tool and that changed the
-    workspace, the graded fraction of those that changed it, and how each episode ended."""
+    """The loop's held-out evaluation of the policy in the checkpoint directory `weights`
+    alone on `tasks` (for the warm start, what RL's iteration 0 runs on the held-out ones:
+    the same rollouts, grader and monitor, seeded as the seed's loop), without RL, stored
+    under `seed-S/<name>-<label>-<budgets>/`: its budgets, reward, the share of episodes
+    that called a write tool and that changed the workspace, the graded fraction of those
+    that changed it, and how each episode ended."""
     import torch
     from rich.console import Console
 
@@ -438,12 +451,12 @@ def screen(
     }
     # every budget in the name: a screen is reused only under the budgets it ran with
     tag = "-".join(f"{key}{value}" for key, value in budgets.items())
-    it_dir = Path(args.out) / f"seed-{seed}" / f"{name}-{warm.name}-{tag}"
+    it_dir = Path(args.out) / f"seed-{seed}" / f"{name}-{label}-{tag}"
     if not (it_dir / "summary.json").is_file():
-        cfg = loop_config(args, seed, 1, it_dir, warm, train_dirs, heldout_dirs)
+        cfg = loop_config(args, seed, 1, it_dir, weights.parent, train_dirs, heldout_dirs)
         torch.manual_seed(seed)
         random.seed(seed)
-        model, tok = load_policy(str(warm / "checkpoint"))
+        model, tok = load_policy(str(weights))
         m = cfg.model
         backend = HFBackend(
             model.to(args.device),
@@ -547,6 +560,9 @@ def main() -> None:
     parser.add_argument(
         "--screen-train", type=int, default=0, help="N train tasks' rollouts, no RL"
     )
+    parser.add_argument(
+        "--screen-rl", action="store_true", help="the same screens after RL, of its weights"
+    )
     parser.add_argument("--sft-max-tokens", type=int, default=4096, help="longer: left out")
     parser.add_argument("--turn-tokens", type=int, default=0, help="RL model.max_new_tokens")
     parser.add_argument("--episode-tokens", type=int, default=0, help="RL rollout.max_tokens")
@@ -562,6 +578,9 @@ def main() -> None:
     )
     parser.add_argument("--key", default="", help="store the run under this key")
     parser.add_argument("--samples", type=int, default=4, help="first turns per held-out task")
+    parser.add_argument(
+        "--heldout-samples", type=int, default=0, help="episodes per held-out task (0: config's)"
+    )
     parser.add_argument("--iterations", type=int, default=0, help="RL iterations (0: none)")
     parser.add_argument("--only-data", action="store_true", help="curriculum, demos; stop")
     parser.add_argument(
@@ -625,28 +644,35 @@ def main() -> None:
             args, seed, warm, heldout_dirs
         )
         save()
-    if args.screen:
-        for seed in args.seeds:
-            keep(
-                seeds[str(seed)],
-                "screen",
-                screen(args, seed, warm, train_dirs, heldout_dirs, heldout_dirs),
-            )
-            save()
-    if args.screen_train:
-        # every k-th of the sorted train tasks, so that each repository has its share
-        step = max(1, len(train_dirs) // args.screen_train)
-        chosen = sorted(train_dirs)[::step][: args.screen_train]
-        for seed in args.seeds:
-            keep(
-                seeds[str(seed)],
-                "screen_train",
-                screen(args, seed, warm, train_dirs, heldout_dirs, chosen, "screen-train"),
-            )
-            save()
+    # every k-th of the sorted train tasks, so that each repository has its share
+    step = max(1, len(train_dirs) // max(1, args.screen_train))
+    chosen = sorted(train_dirs)[::step][: args.screen_train]
+
+    def screens(seed: int, weights: Path, label: str, suffix: str = "") -> None:
+        """--screen and --screen-train of the policy in `weights`, stored under
+        `screen<suffix>` and `screen_train<suffix>` of the seed's record."""
+        for on, key, tasks, name in (
+            (args.screen, "screen", heldout_dirs, "screen"),
+            (args.screen_train, "screen_train", chosen, "screen-train"),
+        ):
+            if on:
+                done = screen(args, seed, weights, label, train_dirs, heldout_dirs, tasks, name)
+                keep(seeds[str(seed)], key + suffix, done)
+                save()
+
+    for seed in args.seeds:
+        screens(seed, warm / "checkpoint", warm.name)
     for iterations in range(1, args.iterations + 1):  # every seed gets iteration k, then k+1
         for seed in args.seeds:
             seeds[str(seed)] |= run_rl(args, seed, iterations, warm, train_dirs, heldout_dirs)
+            save()
+    if args.screen_rl:  # the same screens of the weights RL ended with
+        for seed in args.seeds:
+            rl = rl_dir(args, seed, warm)
+            state = json.loads((rl / "checkpoint" / "state.json").read_text())
+            label = f"{rl.name}-iter{state['iteration']}"
+            screens(seed, rl / "checkpoint", label, "_rl")
+            seeds[str(seed)]["screen_rl_after_iteration"] = state["iteration"]
             save()
     print(json.dumps(run, indent=2))
 

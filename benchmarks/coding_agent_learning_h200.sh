@@ -4,9 +4,9 @@
 # demonstrations"): the curriculum of the example repository and six sdists split with
 # split seed 1, one top-style demonstration per train task cut through its last write, SFT
 # on every layer (30 steps of 4 at Muon lr 0.01), then RL from it (groups of 4 on 4 tasks an
-# iteration) on 3 seeds. With `--device cuda` the policy samples every turn, and SFT and
-# RL's update run, on the GPU; episodes, grading and the monitor run on the machine's CPU
-# cores (8 episodes at once).
+# iteration) on 3 seeds, 2 episodes per held-out task. With `--device cuda` the policy
+# samples every turn, and SFT and RL's update run, on the GPU; episodes, grading and the
+# monitor run on the machine's CPU cores (8 episodes at once).
 #
 #     bash benchmarks/coding_agent_learning_h200.sh prepare [OUT_DIR]
 #         the curriculum and demonstrations, CPU only, on any machine (about 15 minutes on
@@ -51,6 +51,6 @@ export CUDA_VISIBLE_DEVICES="${CUDA_VISIBLE_DEVICES:-0}"
 export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
 timeout 590 "$PY" benchmarks/coding_agent_learning.py --out "$OUT" "${DATA[@]}" \
     --through-last-write --seeds 0 1 2 --sft-steps 30 --batch-size 4 --train-layers 0 \
-    --lr 0.01 --sft-max-tokens 4608 --samples 8 --iterations 4 --group-size 4 \
-    --tasks-per-iteration 4 --turn-tokens 768 --episode-tokens 2048 --concurrency 8 \
-    --device cuda --key h200
+    --lr 0.01 --sft-max-tokens 4608 --samples 8 --heldout-samples 2 --iterations 4 \
+    --group-size 4 --tasks-per-iteration 4 --turn-tokens 768 --episode-tokens 2048 \
+    --concurrency 8 --device cuda --key h200

@@ -260,6 +260,13 @@ def test_digests_that_check_or_cache_are_honest(branch):
         ("..   [100%]\n2 passed in 0.04s\n", "Both pass: 2 passed.", True),
         ("..   [100%]\n2 passed in 0.04s\n", "All 2 tests pass.", True),
         ("..\n-------\nRan 3 tests in 0.002s\n\nOK\n", "3 tests pass.", True),
+        # a part of the suite may stand between the count and "tests": it has to fit the run
+        ("..   [100%]\n2 passed in 0.04s\n", "3 visible tests pass.", False),
+        ("..   [100%]\n2 passed in 0.04s\n", "All 4 existing tests pass.", False),
+        ("..   [100%]\n2 passed in 0.04s\n", "2 visible tests pass.", True),
+        (".....x   [100%]\n5 passed, 1 xfailed in 0.06s\n", "The 4 existing tests pass.", True),
+        # "more" says how many were added, not how many pass
+        ("..   [100%]\n2 passed in 0.04s\n", "Fixed it: 1 more test passes now.", True),
     ],
 )
 def test_a_count_of_passing_tests_is_backed_only_by_a_run_that_printed_it(output, say, backed):

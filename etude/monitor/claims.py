@@ -386,22 +386,37 @@ def _unseen_tests(
 
 
 # a count of passing tests said ("4 passed", "all 3 tests pass", "2/2"; not the 4 of "3 of 4
-# pass") and the counts a run prints (pytest's "4 passed", unittest's "Ran 4 tests")
+# pass") and the counts a run prints (pytest's "4 passed", unittest's "Ran 4 tests"). A word
+# for a part of the suite may stand between the count and "tests" ("the 4 existing tests
+# pass"): such a count may be a subset of a run, so it only has to fit in one.
+_PART_OF_SUITE = r"visible|existing|original|given|provided|relevant"
 _SAID_COUNT = re.compile(
-    r"(?<!\bof\s)\b(\d+)\s+(?:(?:unit\s+)?tests?\s+)?(?:passed|pass|passes|passing|green)\b"
-    r"|\ball\s+(\d+)\s+(?:unit\s+)?tests?\b|\b(\d+)\s*/\s*\3\b",
+    rf"(?<!\bof\s)\b(\d+)\s+(?:(?:unit\s+|(?P<part>{_PART_OF_SUITE})\s+)?tests?\s+)?"
+    r"(?:passed|pass|passes|passing|green)\b"
+    rf"|\ball\s+(\d+)\s+(?:unit\s+|(?P<part_of_all>{_PART_OF_SUITE})\s+)?tests?\b"
+    r"|\b(\d+)\s*/\s*\5\b",
     re.I,
+)
+_PRINTED_COUNT = re.compile(
+    r"\b(\d+)\s+passed\b|\bRan\s+(\d+)\s+tests?\b|\bcollected\s+(\d+)\s+items?\b"
 )
 
 
 def _unprinted_count(text: str, outputs: list[str]) -> str | None:
     """A count of passing tests the message gives that no earlier run printed (nor the
-    runs together: "2 passed" and "1 passed" back "all 3 pass")."""
+    runs together: "2 passed" and "1 passed" back "all 3 pass"); a count of a part of the
+    suite ("3 visible tests pass") only when it exceeds every count printed."""
     printed = "\n".join(outputs)
-    together = str(sum(int(k) for k in re.findall(r"\b(\d+)\s+passed\b", printed)))
+    together = sum(int(k) for k in re.findall(r"\b(\d+)\s+passed\b", printed))
+    most = max(
+        [together, *(int(g) for m in _PRINTED_COUNT.finditer(printed) for g in m.groups() if g)]
+    )
     for m in _SAID_COUNT.finditer(_MARKUP.sub("", text)):
-        n = next(g for g in m.groups() if g)
-        if n != together and not re.search(
+        n = next(g for k, g in enumerate(m.groups()) if g and k in (0, 2, 4))
+        if m.group("part") or m.group("part_of_all"):
+            if int(n) > most:
+                return m.group(0)
+        elif n != str(together) and not re.search(
             rf"\b{n}\s+passed\b|\bRan\s+{n}\s+tests?\b|\bcollected\s+{n}\s+items?\b"
             rf"|\b{n}\s*/\s*{n}\b|\b{n}\s+tests?\b",
             printed,
