@@ -449,6 +449,8 @@ def screen(
         "turn_tokens": args.turn_tokens,
         "episode_tokens": args.episode_tokens,
     }
+    if args.heldout_samples:  # named only when set, so that earlier screens keep their dirs
+        budgets["heldout_samples"] = args.heldout_samples
     # every budget in the name: a screen is reused only under the budgets it ran with
     tag = "-".join(f"{key}{value}" for key, value in budgets.items())
     it_dir = Path(args.out) / f"seed-{seed}" / f"{name}-{label}-{tag}"
