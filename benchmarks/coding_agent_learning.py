@@ -28,18 +28,20 @@ seed; `heldout_named_file_rate`: those whose `path` is a file the prompt names),
 `model.max_new_tokens`, `rollout.max_tokens`, `rollout.max_turns`, `rollout.group_size` and
 `rollout.tasks_per_iteration`: its 160-token turns cut off a demonstrated edit;
 `--heldout-samples` sets `tasks.heldout_samples`, the episodes per held-out task, 1 in the
-config, too few to tell 0 from one success in 22 tasks; `--max-turns` defaults to the
-tool calls of the longest demonstration and `--context` (`model.max_context`) to its
-tokens and one more turn, which is also the loop's `loss.max_tokens` so an episode that
-fills its context is trained on; smaller ones are warned of: an episode ended before the
-calls it was shown scores 0 by construction), reading each
-iteration's held-out mean reward from the loop's summary key `heldout_reward` (the loop's
-held-out evaluation; this script stops with an error when the loop does not report it,
-rather than estimate it itself). Iteration 0 of `heldout_reward` is the warm start's: the
-loop evaluates the held-out tasks before its first update. So the spread across seeds is the
-spread of sampling and RL from one warm start on one split. The seeds run in rounds (every
-seed's iteration k before any seed's k + 1, each seed's loop resumed from its checkpoint),
-so a run cut short leaves every seed at about as many iterations. `--only-data` builds the
+config, too few to tell 0 from one success in 22 tasks; `--heldout-every` sets
+`tasks.heldout_every`: iterations it skips have `null` held-out figures; `--max-turns`
+defaults to the tool calls of the longest demonstration and `--context`
+(`model.max_context`) to its tokens and one more turn, which is also the loop's
+`loss.max_tokens` so an episode that fills its context is trained on; smaller ones are
+warned of: an episode ended before the calls it was shown scores 0 by construction),
+reading each iteration's held-out mean reward from the loop's summary key `heldout_reward`
+(the loop's held-out evaluation; this script stops with an error when the loop does not
+report it for the warm start, rather than estimate it itself). Iteration 0 of
+`heldout_reward` is the warm start's: the loop evaluates the held-out tasks before its first
+update. So the spread across seeds is the spread of sampling and RL from one warm start on
+one split. The seeds run in rounds (every seed's iteration k before any seed's k + 1, each
+seed's loop resumed from its checkpoint), so a run cut short leaves every seed at about as
+many iterations. `--only-data` builds the
 curriculum and the demonstrations, records them under `data` (tasks per split, what each
 task deleted and what its stubs score, the demonstrations kept and dropped and their token
 lengths) and stops. `--screen` measures a warm start on held-out
@@ -390,6 +392,7 @@ def loop_config(
         ("rollout", "concurrency", args.concurrency),
         ("reward", "grade_concurrency", args.concurrency),
         ("tasks", "heldout_samples", args.heldout_samples),
+        ("tasks", "heldout_every", args.heldout_every),
     ):
         if value:
             data[table][key] = value
@@ -498,17 +501,22 @@ def keep(record: dict, key: str, screened: dict) -> None:
 
 def rl_record(rl: Path) -> dict:
     """What a seed's loop run in `rl` has reported so far (its metrics.jsonl and held-out
-    episodes): held-out reward per iteration, iteration 0 the warm start's, and the rest."""
+    episodes): held-out reward per iteration, iteration 0 the warm start's, and the rest;
+    `None` for an iteration the loop did not evaluate (`tasks.heldout_every`)."""
     summaries = [json.loads(x) for x in (rl / "metrics.jsonl").read_text().splitlines()]
-    if any("heldout_reward" not in s for s in summaries):
+    if "heldout_reward" not in summaries[0]:
         raise SystemExit("the loop's summaries have no heldout_reward: no figure is invented")
-    held = [heldout_episodes(rl / f"iter_{s['iteration']:04d}") for s in summaries]
+    held = [
+        heldout_episodes(rl / f"iter_{s['iteration']:04d}") if "heldout_reward" in s else None
+        for s in summaries
+    ]
     return {
-        "heldout_reward": [s["heldout_reward"] for s in summaries],  # 0: before any update
-        "heldout_graded_reward": [s["heldout_graded_reward"] for s in summaries],
-        "heldout_tool_call_rate_rl": [s["heldout_tool_call_rate"] for s in summaries],
+        "heldout_reward": [s.get("heldout_reward") for s in summaries],  # 0: before any update
+        "heldout_graded_reward": [s.get("heldout_graded_reward") for s in summaries],
+        "heldout_tool_call_rate_rl": [s.get("heldout_tool_call_rate") for s in summaries],
         "heldout_changed_workspace_share": [
-            statistics.mean(e["changed_workspace"] for e in episodes) for episodes in held
+            None if episodes is None else statistics.mean(e["changed_workspace"] for e in episodes)
+            for episodes in held
         ],
         "train_reward": [s["reward_mean"] for s in summaries[1:]],  # iterations 1, 2, ...
         "train_tool_call_rate": [s["tool_call_rate"] for s in summaries[1:]],
@@ -582,6 +590,9 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=4, help="first turns per held-out task")
     parser.add_argument(
         "--heldout-samples", type=int, default=0, help="episodes per held-out task (0: config's)"
+    )
+    parser.add_argument(
+        "--heldout-every", type=int, default=0, help="RL tasks.heldout_every (0: config's)"
     )
     parser.add_argument("--iterations", type=int, default=0, help="RL iterations (0: none)")
     parser.add_argument("--only-data", action="store_true", help="curriculum, demos; stop")

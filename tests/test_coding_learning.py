@@ -18,6 +18,7 @@ from test_coding_resume import config, muon_after_steps, tiny_model, weights
 import etude.recipes.coding.loop as loop
 from etude.envs.coding import TOOLS
 from etude.recipes.coding.checkpoint import CheckpointError, reconcile_metrics, save_checkpoint
+from etude.recipes.coding.config import parse_config
 from etude.recipes.coding.report import write_report
 from etude.recipes.coding.tool_use import call_error, first_turn_calls_a_tool, tool_use
 
@@ -125,6 +126,46 @@ def test_warm_start_and_heldout_evaluation(smollm2_tokenizer, tmp_path, monkeypa
     assert [m["iteration"] for m in more] == [2] and "heldout_reward" in more[0]
     assert [m["iteration"] for m in lines(run / "metrics.jsonl")] == [0, 1, 2]
     assert "<h2>iteration 2</h2>" in (run / "report.html").read_text()
+
+
+@pytest.mark.slow
+def test_heldout_every_evaluates_every_kth_iteration_and_the_last(
+    smollm2_tokenizer, tmp_path, monkeypatch
+):
+    """With tasks.heldout_every = 2 over 3 iterations: the warm start, iteration 2 and the
+    last (3) are evaluated; iteration 1's summary has no held-out figures and the report
+    still draws; a resume may change the setting (it trains nothing differently)."""
+    tok = smollm2_tokenizer
+    evaluated = []
+    real_evaluate = loop.evaluate
+
+    def spy_evaluate(it_dir, *args):
+        evaluated.append(it_dir.name)
+        return real_evaluate(it_dir, *args)
+
+    monkeypatch.setattr(loop, "evaluate", spy_evaluate)
+    run = tmp_path / "run"
+
+    def cfg(iterations: int, every: int):
+        made = config(run, iterations, rollout={"group_size": 1})
+        made.tasks.heldout_dir = made.tasks.tasks_dir
+        made.tasks.heldout_every = every
+        return made
+
+    loop.train(cfg(3, 2), policy=(tiny_model(tok), tok))
+    assert evaluated == ["iter_0000", "iter_0002", "iter_0003"]
+    summaries = lines(run / "metrics.jsonl")
+    assert [s["iteration"] for s in summaries] == [0, 1, 2, 3]
+    assert [("heldout_reward" in s) for s in summaries] == [True, False, True, True]
+    assert "heldout" not in summaries[1]["seconds"]
+    assert not (run / "iter_0001" / "heldout").exists()
+    assert "<h2>iteration 3</h2>" in (run / "report.html").read_text()
+
+    # evaluating every iteration from here on is a resumable change
+    loop.train(cfg(4, 1), policy=(tiny_model(tok), tok), resume=True)
+    assert evaluated[-1] == "iter_0004"
+    with pytest.raises(ValueError, match="heldout_every must be at least 1"):
+        parse_config({"env": "coding", "tasks": {"heldout_every": 0}})
 
 
 def test_warm_start_from_what_is_not_a_checkpoint_is_refused(smollm2_tokenizer, tmp_path, capsys):

@@ -47,6 +47,7 @@ RESUMABLE_CHANGES = {
     "model.device",
     "out_dir",
     "tasks.workers",
+    "tasks.heldout_every",  # which iterations are evaluated, not what is trained
     "rollout.concurrency",
     "rollout.keep_workspaces",
     "reward.grade_concurrency",

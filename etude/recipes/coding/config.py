@@ -20,11 +20,13 @@ class TaskSettings:
     """Where tasks come from: an existing `tasks_dir` of synthesized tasks, or else the
     `repositories` synthesized into `<out_dir>/synth` on the first run. `heldout_dir`: tasks
     never trained on, each run `heldout_samples` times before the first update (iteration 0)
-    and after every update, without hints; empty: no held-out evaluation."""
+    and after every `heldout_every`-th update and the run's last, without hints; empty: no
+    held-out evaluation."""
 
     tasks_dir: str = ""
     heldout_dir: str = ""
     heldout_samples: int = 1
+    heldout_every: int = 1
     repositories: list[str] = field(default_factory=lambda: ["etude/synth/example_repo"])
     max_candidates: int = 2
     workers: int = 2
@@ -180,6 +182,7 @@ def parse_config(data: dict) -> CodingConfig:
         (cfg.rollout.concurrency >= 1, "rollout.concurrency must be at least 1"),
         (cfg.rollout.group_size >= 1, "rollout.group_size must be at least 1"),
         (cfg.tasks.heldout_samples >= 1, "tasks.heldout_samples must be at least 1"),
+        (cfg.tasks.heldout_every >= 1, "tasks.heldout_every must be at least 1"),
     ]
     for ok, message in checks:
         if not ok:

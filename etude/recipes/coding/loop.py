@@ -371,7 +371,7 @@ def run_iteration(
         times["sync"] = time.perf_counter() - start
 
     summary = summarize(it, records, step, times, judge is not None) | {"policy_version": version}
-    if heldout:
+    if heldout and (it % cfg.tasks.heldout_every == 0 or it == cfg.iterations):
         after = served.version if served is not None else it
         figures, seconds = evaluate(it_dir, cfg, heldout, backend, console, after)
         summary |= figures
