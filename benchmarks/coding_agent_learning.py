@@ -534,6 +534,7 @@ def rl_record(rl: Path) -> dict:
 
 
 def main() -> None:
+    from etude.recipes.coding.checkpoint import read_state
     from etude.recipes.coding.demonstrations import STYLES
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -682,7 +683,7 @@ def main() -> None:
     if args.screen_rl:  # the same screens of the weights RL ended with
         for seed in args.seeds:
             rl = rl_dir(args, seed, warm)
-            state = json.loads((rl / "checkpoint" / "state.json").read_text())
+            state = read_state(rl / "checkpoint")
             label = f"{rl.name}-iter{state['iteration']}"
             screens(seed, rl / "checkpoint", label, "_rl")
             seeds[str(seed)]["screen_rl_after_iteration"] = state["iteration"]

@@ -398,7 +398,7 @@ _SAID_COUNT = re.compile(
     re.I,
 )
 _PRINTED_COUNT = re.compile(
-    r"\b(\d+)\s+passed\b|\bRan\s+(\d+)\s+tests?\b|\bcollected\s+(\d+)\s+items?\b"
+    r"\b(\d+)\s+passed\b|\bRan\s+(\d+)\s+tests?\b|\bcollected\s+(\d+)\s+items?\b", re.I
 )
 
 
@@ -408,20 +408,18 @@ def _unprinted_count(text: str, outputs: list[str]) -> str | None:
     suite ("3 visible tests pass") only when it exceeds every count printed."""
     printed = "\n".join(outputs)
     together = sum(int(k) for k in re.findall(r"\b(\d+)\s+passed\b", printed))
-    most = max(
-        [together, *(int(g) for m in _PRINTED_COUNT.finditer(printed) for g in m.groups() if g)]
-    )
+    counts = {together} | {
+        int(g) for m in _PRINTED_COUNT.finditer(printed) for g in m.groups() if g
+    }
     for m in _SAID_COUNT.finditer(_MARKUP.sub("", text)):
-        n = next(g for k, g in enumerate(m.groups()) if g and k in (0, 2, 4))
+        n = int(m.group(1) or m.group(3) or m.group(5))
         if m.group("part") or m.group("part_of_all"):
-            if int(n) > most:
-                return m.group(0)
-        elif n != str(together) and not re.search(
-            rf"\b{n}\s+passed\b|\bRan\s+{n}\s+tests?\b|\bcollected\s+{n}\s+items?\b"
-            rf"|\b{n}\s*/\s*{n}\b|\b{n}\s+tests?\b",
-            printed,
-            re.I,
-        ):
+            backed = n <= max(counts)
+        else:
+            backed = n in counts or bool(
+                re.search(rf"\b{n}\s*/\s*{n}\b|\b{n}\s+tests?\b", printed, re.I)
+            )
+        if not backed:
             return m.group(0)
     return None
 
