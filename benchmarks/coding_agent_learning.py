@@ -423,6 +423,35 @@ def run_rl(
     return rl_record(rl)
 
 
+def evaluate_weights(cfg, weights: Path, tasks: list[Path], it_dir: Path, version: int = 0) -> dict:
+    """The loop's held-out evaluation (`etude.recipes.coding.loop.evaluate`, under `cfg`'s
+    budgets and seed) of the policy in the checkpoint directory `weights` on `tasks`, with
+    its records in `it_dir`; its summary (with `seconds`) is kept in `it_dir/summary.json`
+    and reused when there."""
+    import torch
+    from rich.console import Console
+
+    from etude.recipes.coding.loop import evaluate
+    from etude.recipes.sft import load_policy
+    from etude.serving.backends import HFBackend
+
+    if not (it_dir / "summary.json").is_file():
+        torch.manual_seed(cfg.seed)
+        random.seed(cfg.seed)
+        model, tok = load_policy(str(weights))
+        m = cfg.model
+        backend = HFBackend(
+            model.to(m.device),
+            tok,
+            max_new_tokens=m.max_new_tokens,
+            temperature=m.temperature,
+            max_context=m.max_context,
+        )
+        summary, seconds = evaluate(it_dir, cfg, tasks, backend, Console(stderr=True), version)
+        (it_dir / "summary.json").write_text(json.dumps(summary | {"seconds": seconds}) + "\n")
+    return json.loads((it_dir / "summary.json").read_text())
+
+
 def screen(
     args,
     seed: int,
@@ -439,13 +468,6 @@ def screen(
     under `seed-S/<name>-<label>-<budgets>/`: its budgets, reward, the share of episodes
     that called a write tool and that changed the workspace, the graded fraction of those
     that changed it, and how each episode ended."""
-    import torch
-    from rich.console import Console
-
-    from etude.recipes.coding.loop import evaluate
-    from etude.recipes.sft import load_policy
-    from etude.serving.backends import HFBackend
-
     budgets = {
         "max_turns": args.max_turns,
         "context": args.context,
@@ -457,22 +479,8 @@ def screen(
     # every budget in the name: a screen is reused only under the budgets it ran with
     tag = "-".join(f"{key}{value}" for key, value in budgets.items())
     it_dir = Path(args.out) / f"seed-{seed}" / f"{name}-{label}-{tag}"
-    if not (it_dir / "summary.json").is_file():
-        cfg = loop_config(args, seed, 1, it_dir, weights.parent, train_dirs, heldout_dirs)
-        torch.manual_seed(seed)
-        random.seed(seed)
-        model, tok = load_policy(str(weights))
-        m = cfg.model
-        backend = HFBackend(
-            model.to(args.device),
-            tok,
-            max_new_tokens=m.max_new_tokens,
-            temperature=m.temperature,
-            max_context=m.max_context,
-        )
-        summary, seconds = evaluate(it_dir, cfg, tasks, backend, Console(stderr=True), 0)
-        (it_dir / "summary.json").write_text(json.dumps(summary | {"seconds": seconds}) + "\n")
-    summary = json.loads((it_dir / "summary.json").read_text())
+    cfg = loop_config(args, seed, 1, it_dir, weights.parent, train_dirs, heldout_dirs)
+    summary = evaluate_weights(cfg, weights, tasks, it_dir)
     episodes = heldout_episodes(it_dir)
     changed = [e for e in episodes if e["changed_workspace"]]
     return {

@@ -1,0 +1,202 @@
+"""Does RL raise reward on the tasks it trains on? The coding loop from a warm start on a
+fixed handful of train tasks, every one of them in every iteration, with no held-out
+evaluation, so that each iteration's rewards are measured on the same tasks: iteration k's
+rollouts are sampled by the policy after k - 1 updates (iteration 1's by the warm start).
+
+`benchmarks/coding_agent_learning.py` draws new train tasks each iteration, so its train
+rewards compare different tasks, and a task with no spread in its group (every episode 0)
+gives every advantage 0. Here the tasks are chosen (`--tasks`, directories of a
+curriculum's train split; a held-out task is refused) where the warm start's episodes
+sometimes score, so GRPO has a signal from the first iteration. The loop is
+`configs/coding-smol.toml` with `model.init` = `--warm-start`, `tasks.tasks_dir` = copies
+of the tasks under `--out`, `rollout.tasks_per_iteration` = their number, and the budgets
+and optimizer given here. With `--heldout DIR` (a curriculum's held-out split), the last
+weights are then evaluated on those tasks as the loop evaluates held-out tasks (one episode
+each, `configs/coding-smol.toml`'s `tasks.heldout_samples`): does what RL learnt on a few
+tasks carry over? Resumable: a rerun with more `--iterations` continues the loop from its
+checkpoint, and a held-out evaluation already run for the last iteration is reused.
+
+    T=runs/i16g/curriculum/train
+    .venv/bin/python benchmarks/coding_rl_train_tasks.py --warm-start runs/i16g/sft/checkpoint \\
+        --tasks $T/inflection-0.5.1__inflection.ordinalize \\
+        $T/example_repo__textkit.stats.Concordance.frequency+positions \\
+        $T/more-itertools-10.5.0__more_itertools.more.split_before \\
+        $T/more-itertools-10.5.0__more_itertools.more.intersperse \\
+        --out runs/i16h --iterations 5 --group-size 4 --lr 0.01 --train-layers 4 \\
+        --turn-tokens 768 --episode-tokens 2048 --max-turns 7 --context 6015 \\
+        --heldout runs/i16g/curriculum/heldout --key top_lr0.01
+
+Writes benchmarks/results/coding_rl_train_tasks.json: {"<key>": {"settings": {...},
+"iterations": [{"iteration", "policy_version", "reward_mean", "rewards_by_task":
+{task: [reward per episode]}, "changed_workspace_share", "tool_errors", "hints_by_category",
+"ratios", "seconds", "episodes_per_minute"}, ...], "heldout_after": {"after_iteration",
+"heldout_reward", "rewards_by_task", ...}}}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import shutil
+import statistics
+import tomllib
+from collections import defaultdict
+from pathlib import Path
+
+from coding_agent_learning import evaluate_weights, heldout_episodes
+
+RESULT = Path(__file__).parent / "results" / "coding_rl_train_tasks.json"
+LOOP_CONFIG = Path(__file__).parents[1] / "configs" / "coding-smol.toml"
+
+
+def copy_tasks(tasks: list[Path], into: Path) -> Path:
+    """Copies of the train task directories `tasks` in `into/tasks` (the loop trains on
+    every task directory of its `tasks.tasks_dir`); held-out tasks are refused."""
+    from etude.recipes.coding.curriculum import HeldOutError, refuse_heldout
+
+    try:
+        refuse_heldout(tasks)
+    except HeldOutError as err:
+        raise SystemExit(f"--tasks: {err}") from err
+    root = into / "tasks"
+    for task in tasks:
+        if not (task / "task.json").is_file():
+            raise SystemExit(f"{task} is not a task directory (no task.json)")
+        if not (root / task.name).is_dir():
+            shutil.copytree(task, root / task.name)
+    extra = {p.name for p in root.iterdir()} - {t.name for t in tasks}
+    if extra:
+        raise SystemExit(f"{root} holds tasks not given with --tasks: {sorted(extra)}")
+    return root
+
+
+def iteration_record(rl: Path, summary: dict) -> dict:
+    """One iteration's figures from its summary and its graded episodes."""
+    episodes = heldout_episodes(rl / f"iter_{summary['iteration']:04d}", "graded.jsonl")
+    by_task = defaultdict(list)
+    for episode in episodes:
+        by_task[episode["task"]].append(episode["reward"])
+    return {
+        "iteration": summary["iteration"],
+        "policy_version": summary["policy_version"],  # updates before its rollouts
+        "reward_mean": summary["reward_mean"],
+        "rewards_by_task": dict(sorted(by_task.items())),
+        "changed_workspace_share": statistics.mean(e["changed_workspace"] for e in episodes),
+        "zeroed_by_monitor": sum(bool(e["zeroed_by"]) for e in episodes),
+        "tool_call_rate": summary["tool_call_rate"],
+        "tool_errors": summary["tool_errors"],
+        "ends": summary["ends"],
+        "hints_by_category": summary["hints_by_category"],
+        "rl_loss": summary["rl_loss"],
+        "ratios": summary["ratios"],
+        "seconds": summary["seconds"],
+        "episodes_per_minute": summary["episodes_per_minute"],
+    }
+
+
+def evaluate_heldout(cfg, rl: Path) -> dict:
+    """The loop's held-out evaluation (what it runs after an update with
+    `tasks.heldout_dir`; `cfg` names the directory) of the weights in `rl/checkpoint`, in
+    `rl/heldout-after-<iteration>/` (reused when its summary.json is there)."""
+    from etude.recipes.coding.checkpoint import read_state
+    from etude.recipes.coding.loop import find_heldout
+
+    iteration = read_state(rl / "checkpoint")["iteration"]
+    it_dir = rl / f"heldout-after-{iteration}"
+    summary = evaluate_weights(cfg, rl / "checkpoint", find_heldout(cfg), it_dir, iteration)
+    episodes = heldout_episodes(it_dir)
+    by_task = defaultdict(list)
+    for episode in episodes:
+        by_task[episode["task"]].append(episode["reward"])
+    return {
+        "after_iteration": iteration,
+        "heldout_reward": summary["heldout_reward"],
+        "rewards_by_task": dict(sorted(by_task.items())),
+        "changed_workspace_share": statistics.mean(e["changed_workspace"] for e in episodes),
+        "tool_errors": summary["heldout_tool_errors"],
+        "seconds": round(summary["seconds"], 1),
+    }
+
+
+def main() -> None:
+    from etude.recipes.coding.config import parse_config
+    from etude.recipes.coding.loop import train
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--warm-start", required=True, help="a checkpoint directory")
+    parser.add_argument("--tasks", nargs="+", required=True, help="train task directories")
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--iterations", type=int, default=5)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--group-size", type=int, default=4)
+    parser.add_argument("--lr", type=float, default=0.002, help="Muon's learning rate")
+    parser.add_argument("--train-layers", type=int, default=4, help="0: all")
+    parser.add_argument("--turn-tokens", type=int, default=768)
+    parser.add_argument("--episode-tokens", type=int, default=2048)
+    parser.add_argument("--max-turns", type=int, default=7)
+    parser.add_argument("--context", type=int, default=6015, help="also loss.max_tokens")
+    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    parser.add_argument(
+        "--heldout", default="", help="then evaluate the last weights on these held-out tasks"
+    )
+    parser.add_argument("--key", required=True, help="store the run under this key")
+    args = parser.parse_args()
+    warm = Path(args.warm_start)
+    if not (warm / "state.json").is_file():
+        raise SystemExit(f"--warm-start {warm} is not a checkpoint directory (no state.json)")
+    out = Path(args.out)
+    tasks_dir = copy_tasks([Path(t) for t in args.tasks], out)
+    rl = out / "rl"
+
+    data = tomllib.loads(LOOP_CONFIG.read_text())
+    data |= {"seed": args.seed, "out_dir": str(rl)}
+    data["tasks"] |= {"tasks_dir": str(tasks_dir), "heldout_dir": ""}
+    data["model"] |= {
+        "init": str(warm),
+        "max_new_tokens": args.turn_tokens,
+        "max_context": args.context,
+        "device": args.device,
+    }
+    data["rollout"] |= {
+        "tasks_per_iteration": len(args.tasks),
+        "group_size": args.group_size,
+        "max_tokens": args.episode_tokens,
+        "max_turns": args.max_turns,
+    }
+    data["loss"] |= {"max_tokens": args.context}  # an episode that fills it is trained on
+    data["optim"] |= {"lr": args.lr, "train_layers": args.train_layers}
+    settings = {k: v for k, v in vars(args).items() if k != "key"}
+    for iterations in range(1, args.iterations + 1):  # saved after each: a cut run keeps them
+        train(parse_config(data | {"iterations": iterations}), resume=(rl / "checkpoint").exists())
+        save(args.key, settings, rl)
+    if args.heldout:
+        data["tasks"] |= {"heldout_dir": args.heldout}
+        save(args.key, settings, rl, evaluate_heldout(parse_config(data), rl))
+
+
+def save(key: str, settings: dict, rl: Path, heldout: dict | None = None) -> None:
+    """Store the loop run in `rl` so far under `key` of RESULT, through a temporary file
+    and a rename so that an interrupted write leaves the previous file whole."""
+    summaries = [json.loads(x) for x in (rl / "metrics.jsonl").read_text().splitlines()]
+    run = {"settings": settings, "iterations": [iteration_record(rl, s) for s in summaries]}
+    result = json.loads(RESULT.read_text()) if RESULT.is_file() else {}
+    stored = result.get(key, {}).get("heldout_after")
+    if heldout is None and stored and stored["after_iteration"] == summaries[-1]["iteration"]:
+        heldout = stored  # a rerun without --heldout keeps what still describes the weights
+    if heldout is not None:
+        run["heldout_after"] = heldout
+    result |= {
+        "benchmark": "coding_rl_train_tasks",
+        "machine": {"platform": platform.platform(), "python": platform.python_version()},
+        key: run,
+    }
+    partial = RESULT.with_suffix(".json.partial")
+    partial.write_text(json.dumps(result, indent=2) + "\n")
+    partial.replace(RESULT)
+    last = run["iterations"][-1]
+    print(f"iteration {last['iteration']}: reward {last['reward_mean']}", last["rewards_by_task"])
+
+
+if __name__ == "__main__":
+    main()
