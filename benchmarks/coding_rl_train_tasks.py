@@ -59,10 +59,11 @@ def copy_tasks(tasks: list[Path], into: Path) -> Path:
         refuse_heldout(tasks)
     except HeldOutError as err:
         raise SystemExit(f"--tasks: {err}") from err
-    root = into / "tasks"
-    for task in tasks:
+    for task in tasks:  # all checked before anything is copied
         if not (task / "task.json").is_file():
             raise SystemExit(f"{task} is not a task directory (no task.json)")
+    root = into / "tasks"
+    for task in tasks:
         if not (root / task.name).is_dir():
             shutil.copytree(task, root / task.name)
     extra = {p.name for p in root.iterdir()} - {t.name for t in tasks}
@@ -71,17 +72,22 @@ def copy_tasks(tasks: list[Path], into: Path) -> Path:
     return root
 
 
-def iteration_record(rl: Path, summary: dict) -> dict:
-    """One iteration's figures from its summary and its graded episodes."""
-    episodes = heldout_episodes(rl / f"iter_{summary['iteration']:04d}", "graded.jsonl")
+def rewards_by_task(episodes: list[dict]) -> dict[str, list[float]]:
+    """Each task's episode rewards, tasks in sorted order."""
     by_task = defaultdict(list)
     for episode in episodes:
         by_task[episode["task"]].append(episode["reward"])
+    return dict(sorted(by_task.items()))
+
+
+def iteration_record(rl: Path, summary: dict) -> dict:
+    """One iteration's figures from its summary and its graded episodes."""
+    episodes = heldout_episodes(rl / f"iter_{summary['iteration']:04d}", "graded.jsonl")
     return {
         "iteration": summary["iteration"],
         "policy_version": summary["policy_version"],  # updates before its rollouts
         "reward_mean": summary["reward_mean"],
-        "rewards_by_task": dict(sorted(by_task.items())),
+        "rewards_by_task": rewards_by_task(episodes),
         "changed_workspace_share": statistics.mean(e["changed_workspace"] for e in episodes),
         "zeroed_by_monitor": sum(bool(e["zeroed_by"]) for e in episodes),
         "tool_call_rate": summary["tool_call_rate"],
@@ -106,13 +112,10 @@ def evaluate_heldout(cfg, rl: Path) -> dict:
     it_dir = rl / f"heldout-after-{iteration}"
     summary = evaluate_weights(cfg, rl / "checkpoint", find_heldout(cfg), it_dir, iteration)
     episodes = heldout_episodes(it_dir)
-    by_task = defaultdict(list)
-    for episode in episodes:
-        by_task[episode["task"]].append(episode["reward"])
     return {
         "after_iteration": iteration,
         "heldout_reward": summary["heldout_reward"],
-        "rewards_by_task": dict(sorted(by_task.items())),
+        "rewards_by_task": rewards_by_task(episodes),
         "changed_workspace_share": statistics.mean(e["changed_workspace"] for e in episodes),
         "tool_errors": summary["heldout_tool_errors"],
         "seconds": round(summary["seconds"], 1),
