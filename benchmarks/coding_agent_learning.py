@@ -30,8 +30,8 @@ seed; `heldout_named_file_rate`: those whose `path` is a file the prompt names),
 `--heldout-samples` sets `tasks.heldout_samples`, the episodes per held-out task, 1 in the
 config, too few to tell 0 from one success in 22 tasks; `--heldout-every` sets
 `tasks.heldout_every`: iterations it skips have `null` held-out figures; `--max-turns`
-defaults to the tool calls of the longest demonstration and `--context`
-(`model.max_context`) to its tokens and one more turn, which is also the loop's
+defaults to the assistant turns of the longest demonstration (its calls and its closing
+answer) and `--context` (`model.max_context`) to its tokens and one more turn, which is also the loop's
 `loss.max_tokens` so an episode that fills its context is trained on; smaller ones are
 warned of: an episode ended before the calls it was shown scores 0 by construction),
 reading each iteration's held-out mean reward from the loop's summary key `heldout_reward`
@@ -143,8 +143,9 @@ def tool_call_rate(model, tok, task_dirs: list[Path], samples: int, seed: int) -
 
 def demonstration_lengths(path: Path, tok) -> list[dict]:
     """Per demonstration in the JSONL `path`: its task, tokens and target tokens as SFT
-    reads them with the tokenizer `tok`, and the longest tool reply and tool call in
-    tokens (what a read or a write costs in context)."""
+    reads them with the tokenizer `tok`, the longest tool reply and tool call in tokens
+    (what a read or a write costs in context), its calls and its assistant turns (the calls
+    and the closing answer)."""
     from etude.envs.coding import REJECTED_PREFIXES
     from etude.rl.sft import sft_example
     from etude.rl.trajectory import HFChat, read_jsonl
@@ -162,6 +163,7 @@ def demonstration_lengths(path: Path, tok) -> list[dict]:
                 "longest_reply": max(len(tok(r)["input_ids"]) for r in replies),
                 "longest_call": max(len(tok(c["arguments"])["input_ids"]) for c in calls),
                 "calls": [c["name"] for c in calls],
+                "turns": sum(m["role"] == "assistant" for m in traj.messages),
             }
         )
     return lengths
@@ -586,7 +588,7 @@ def main() -> None:
     parser.add_argument("--turn-tokens", type=int, default=0, help="RL model.max_new_tokens")
     parser.add_argument("--episode-tokens", type=int, default=0, help="RL rollout.max_tokens")
     parser.add_argument(
-        "--max-turns", type=int, default=0, help="RL rollout.max_turns (0: the demos' calls)"
+        "--max-turns", type=int, default=0, help="RL rollout.max_turns (0: the demos' turns)"
     )
     parser.add_argument(
         "--context", type=int, default=0, help="RL model.max_context (0: the demos' + a turn)"
@@ -643,7 +645,9 @@ def main() -> None:
         return
     # an episode cut before it can make the calls it was shown scores nothing by construction
     lengths = warm_record["demonstration_lengths"]
-    calls = max(len(d["calls"]) for d in lengths)
+    # an episode needs the turns its demonstration took (records stored before "turns"
+    # was kept: their calls)
+    calls = max(d.get("turns", len(d["calls"])) for d in lengths)
     turn = args.turn_tokens or tomllib.loads(LOOP_CONFIG.read_text())["model"]["max_new_tokens"]
     context = max(d["tokens"] for d in lengths) + turn
     for flag, given, shown in (

@@ -13,8 +13,13 @@ of the tasks under `--out`, `rollout.tasks_per_iteration` = their number, and th
 and optimizer given here. With `--heldout DIR` (a curriculum's held-out split), the last
 weights are then evaluated on those tasks as the loop evaluates held-out tasks (one episode
 each, `configs/coding-smol.toml`'s `tasks.heldout_samples`): does what RL learnt on a few
-tasks carry over? Resumable: a rerun with more `--iterations` continues the loop from its
-checkpoint, and a held-out evaluation already run for the last iteration is reused.
+tasks carry over? After each update, how it moved the policy on the episodes it trained on
+(`logprob_shift`): per episode, the mean over its sampled tokens of log pi_after - log
+pi_sampler (the sampler is the policy before the update: the loop's ratios are 1), by the
+sign of the episode's advantage; a policy-gradient step should raise the episodes that beat
+their task's mean and lower the others. Resumable: a rerun with more `--iterations`
+continues the loop from its checkpoint, and a held-out evaluation already run for the last
+iteration is reused.
 
     T=runs/i16g/curriculum/train
     .venv/bin/python benchmarks/coding_rl_train_tasks.py --warm-start runs/i16g/sft/checkpoint \\
@@ -29,8 +34,8 @@ checkpoint, and a held-out evaluation already run for the last iteration is reus
 Writes benchmarks/results/coding_rl_train_tasks.json: {"<key>": {"settings": {...},
 "iterations": [{"iteration", "policy_version", "reward_mean", "rewards_by_task":
 {task: [reward per episode]}, "changed_workspace_share", "tool_errors", "hints_by_category",
-"ratios", "seconds", "episodes_per_minute"}, ...], "heldout_after": {"after_iteration",
-"heldout_reward", "rewards_by_task", ...}}}.
+"ratios", "logprob_shift", "seconds", "episodes_per_minute"}, ...], "heldout_after":
+{"after_iteration", "heldout_reward", "rewards_by_task", ...}}}.
 """
 
 from __future__ import annotations
@@ -80,9 +85,50 @@ def rewards_by_task(episodes: list[dict]) -> dict[str, list[float]]:
     return dict(sorted(by_task.items()))
 
 
+SHIFT = "logprob_shift.json"  # in iter_NNNN/: measured right after that iteration's update
+
+
+def logprob_shift(weights: Path, graded: Path, max_tokens: int) -> dict:
+    """How one update moved the policy (the weights in `weights`, after it) on the episodes
+    it trained on (`graded`, the iteration's graded.jsonl, sampled before it): per episode,
+    the mean over its sampled tokens of log pi_after - log pi_sampler, grouped by the sign of
+    its advantage (reward minus its task's mean reward); episodes over `max_tokens` (the
+    update's `loss.max_tokens`) are left out as the update leaves them out."""
+    import torch
+
+    from etude.recipes.sft import load_policy
+    from etude.rl.loss import token_logprobs
+    from etude.rl.trajectory import HFChat, Trajectory, tokenize
+
+    model, tok = load_policy(str(weights))
+    model.eval()
+    chat = HFChat(tok)
+    records = [json.loads(x) for x in graded.read_text().splitlines() if x.strip()]
+    task_rewards = defaultdict(list)
+    for record in records:
+        task_rewards[record["task_id"]].append(record["reward"])
+    shifts = {"positive": [], "negative": [], "zero": []}
+    for record in records:
+        tt = tokenize(Trajectory.from_dict(record).messages, chat)
+        if len(tt.tokens) > max_tokens or not tt.sampled.any():
+            continue
+        with torch.no_grad():  # logits [1, T, V] -> log-probs [T] of each next token
+            after = token_logprobs(model(input_ids=tt.tokens[None]).logits, tt.tokens[None])[0]
+        shift = (after - tt.sampler_logprobs)[tt.sampled].mean().item()
+        advantage = record["reward"] - statistics.mean(task_rewards[record["task_id"]])
+        sign = "positive" if advantage > 1e-9 else "negative" if advantage < -1e-9 else "zero"
+        shifts[sign].append(round(shift, 5))
+    return {
+        "per_episode": shifts,
+        "mean": {k: round(statistics.mean(v), 5) if v else None for k, v in shifts.items()},
+    }
+
+
 def iteration_record(rl: Path, summary: dict) -> dict:
     """One iteration's figures from its summary and its graded episodes."""
-    episodes = heldout_episodes(rl / f"iter_{summary['iteration']:04d}", "graded.jsonl")
+    it_dir = rl / f"iter_{summary['iteration']:04d}"
+    episodes = heldout_episodes(it_dir, "graded.jsonl")
+    shift = json.loads((it_dir / SHIFT).read_text()) if (it_dir / SHIFT).is_file() else None
     return {
         "iteration": summary["iteration"],
         "policy_version": summary["policy_version"],  # updates before its rollouts
@@ -96,6 +142,7 @@ def iteration_record(rl: Path, summary: dict) -> dict:
         "hints_by_category": summary["hints_by_category"],
         "rl_loss": summary["rl_loss"],
         "ratios": summary["ratios"],
+        "logprob_shift": shift,
         "seconds": summary["seconds"],
         "episodes_per_minute": summary["episodes_per_minute"],
     }
@@ -172,6 +219,10 @@ def main() -> None:
     settings = {k: v for k, v in vars(args).items() if k != "key"}
     for iterations in range(1, args.iterations + 1):  # saved after each: a cut run keeps them
         train(parse_config(data | {"iterations": iterations}), resume=(rl / "checkpoint").exists())
+        it_dir = rl / f"iter_{iterations:04d}"
+        if not (it_dir / SHIFT).is_file():  # only now are the weights those after this update
+            shift = logprob_shift(rl / "checkpoint", it_dir / "graded.jsonl", args.context)
+            (it_dir / SHIFT).write_text(json.dumps(shift) + "\n")
         save(args.key, settings, rl)
     if args.heldout:
         data["tasks"] |= {"heldout_dir": args.heldout}

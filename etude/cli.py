@@ -248,11 +248,13 @@ def build_parser() -> argparse.ArgumentParser:
     demos.add_argument("--seed", type=int, default=0)
     demos.add_argument(
         "--style",
-        choices=("varied", "plain", "grounded", "top"),  # demonstrations.STYLES (loads torch)
+        # demonstrations.STYLES (importing it loads torch)
+        choices=("varied", "plain", "grounded", "top", "top_quick"),
         default="varied",
         help="the solver's style: varied; plain (read, edit, run, answer); grounded (plain, "
         "with no line number or anchor the episode has not shown); top (grounded, every edit "
-        "in the file's top: new definitions after the imports)",
+        "in the file's top: new definitions after the imports); top_quick (top, then only "
+        "the import check and the answer)",
     )
     demos.set_defaults(run=_run_demonstrations)
 

@@ -36,6 +36,7 @@ from etude.recipes.coding.demonstrations import (
     edit_hunks,
     first_turns,
     grounded_calls,
+    quick_summary,
     read_arguments,
     through_first_write,
     through_last_write,
@@ -297,6 +298,62 @@ def test_the_closing_answer_says_what_the_last_check_showed():
         assert bool(result.findings) == expected, (answer, output, result.findings)
 
 
+def test_the_quick_answer_claims_no_test_run():
+    """`top_quick`'s answer: where it implemented the feature, what the import check showed
+    (or nothing, with no import to check) and that it ran no tests; the monitor finds no
+    claim in it beside a run of the import check alone."""
+    task = {
+        "problem_statement": "Add `slug`, importable as `from kit import slug`.",
+        "deleted": [{"name": "slug"}],
+    }
+    ok = quick_summary(task, ["kit.py"], "[exit code 0]")
+    assert (
+        ok
+        == "I implemented `slug` in kit.py. `from kit import slug` works. I did not run the tests."
+    )
+    failing = quick_summary(task, ["kit.py"], "ImportError: cannot import name\n[exit code 1]")
+    assert "`from kit import slug` still fails." in failing
+    assert (
+        quick_summary(task, ["kit.py"], None)
+        == "I implemented `slug` in kit.py. I did not run the tests."
+    )
+    call = {
+        "id": "c0",
+        "type": "function",
+        "function": {
+            "name": "run_command",
+            "arguments": json.dumps({"command": 'python -c "from kit import slug"'}),
+        },
+    }
+    messages = [
+        {"role": "user", "content": task["problem_statement"]},
+        {"role": "assistant", "content": "", "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c0", "content": "[exit code 0]"},
+        {"role": "assistant", "content": ok},
+    ]
+    assert not monitor_trajectory(parse_line(json.dumps({"messages": messages}), 1)).findings
+
+
+@pytest.mark.slow
+def test_quick_demonstrations_end_with_the_import_check_and_an_answer(curriculum, tmp_path):
+    """`style="top_quick"` in the real environment: the top path's edits, then only the import
+    check (no test suite), then the answer; graded 1.0, no monitor finding."""
+    (task_dir,) = split_dirs(curriculum, "train")[:1]
+    out = tmp_path / "quick.jsonl"
+    assert build_demonstrations([task_dir], out, seed=0, style="top_quick") == {
+        "kept": 1,
+        "dropped": [],
+    }
+    (record,) = [json.loads(line) for line in out.read_text().splitlines()]
+    assert record["reward"] == 1.0 and record["findings"] == [] and record["end"] == "answer"
+    calls = [m["tool_calls"][0]["function"] for m in record["messages"] if m.get("tool_calls")]
+    assert calls[0]["name"] == "read_file" and calls[-1]["name"] == "run_command"
+    command = json.loads(calls[-1]["arguments"])["command"]
+    assert command.startswith("python -c ") and "pytest" not in command
+    assert [c["name"] for c in calls].count("run_command") == 1
+    assert record["messages"][-1]["content"].endswith("works. I did not run the tests.")
+
+
 def test_cuts_end_after_the_first_accepted_call_and_the_first_or_last_accepted_write():
     """An opening ends with the first call the environment accepted (a rejected tool name
     before it stays in); the cut through the first write ends with the first write that
@@ -371,7 +428,7 @@ def test_solver_styles_plain_and_grounded(curriculum, tmp_path):
     assert build_parser().parse_args(args).style == "grounded"
     with pytest.raises(SystemExit):  # the command line offers the solver's styles only
         build_parser().parse_args([*args[:-1], "straight"])
-    assert STYLES == ("varied", "plain", "grounded", "top")
+    assert STYLES == ("varied", "plain", "grounded", "top", "top_quick")
 
 
 @pytest.mark.slow

@@ -27,7 +27,11 @@ episode never sees. "top" (`top_calls`) removes that choice: every file is read 
 reference had the change: a new `__all__` or import entry goes right after its list's
 opening line, new definitions before the first statement after the module's imports (at the
 end of a file of imports only); other changes in the top where they are. A task with any
-other change below the top has no "top" path.
+other change below the top has no "top" path. "top_quick" is the top path that stops short:
+after its last edit it runs only the import check (no test suite: its output is a few tokens
+where pytest's fills a small model's context) and answers at once, saying it did not run the
+tests (`quick_summary`), so that a whole demonstration fits a short episode and shows the
+policy how an episode ends after its edits.
 Reads keep to the read tool's cap (`MAX_READ_LINES` a reply): a longer file is read around
 the feature's place and edited, never written whole, so no demonstration shows the policy
 a reply or a turn that a long file would not fit in a small model's context.
@@ -80,7 +84,7 @@ _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 _PASSED = re.compile(r"(\d+) passed")
 _NO_TESTS_COLLECTED = 5  # pytest's exit status
 READ_WINDOW = 40  # lines read around the feature's place in a file too long to read whole
-STYLES = ("varied", "plain", "grounded", "top")
+STYLES = ("varied", "plain", "grounded", "top", "top_quick")
 _DEFINITION = re.compile(r"\s*(?:async\s+)?(def|class)\s+(\w+)")
 
 
@@ -430,6 +434,7 @@ GROUNDED_CALLS = {  # style -> (its calls for one file, why a file may have none
     ),
     "top": (top_calls, "a change below a long file's top that is not a definition or entry"),
 }
+GROUNDED_CALLS["top_quick"] = GROUNDED_CALLS["top"]
 
 
 class NoGroundedPath(ValueError):
@@ -446,6 +451,7 @@ class ScriptedSolver:
             raise ValueError(f"unknown solver style {style!r}: one of {', '.join(STYLES)}")
         self.task = load_task(task_dir)
         self.plain = style != "varied"
+        self.quick = style == "top_quick"
         reference = Path(task_dir) / "hidden" / "reference"
         files = {rel: (reference / rel).read_text() for rel in self.task["modified_files"]}
         self.target = paraphrase(self.task, files)
@@ -523,6 +529,15 @@ class ScriptedSolver:
             for rel in files:
                 for name, arguments in self.grounded[rel]:
                     yield self._call(name, **arguments)
+            if self.quick:
+                found = _IMPORTABLE.search(task["problem_statement"])
+                if found:
+                    yield self._call(
+                        "run_command", command=f"python -c {json.dumps(found.group(1))}"
+                    )
+                output = _last_output(self._messages) if found else None
+                yield {"role": "assistant", "content": quick_summary(task, files, output)}
+                return
             yield self._call("run_command", command=command)
             yield {
                 "role": "assistant",
@@ -574,6 +589,20 @@ def check_summary(task: dict, files: list[str], hidden: list[str], output: str) 
         text += f" The task's own tests ({', '.join(hidden)}) are not in the workspace, "
         text += "so I could not run them."
     return text
+
+
+def quick_summary(task: dict, files: list[str], output: str | None) -> str:
+    """The "top_quick" solver's closing answer: what it implemented where, what the import
+    check printed (`output`; None: the task names no import to check) and that it ran no
+    tests, so nothing in it claims more than the episode showed."""
+    statement = task["problem_statement"]
+    names = ", ".join(f"`{e['name']}`" for e in task["deleted"] if f"`{e['name']}`" in statement)
+    text = f"I implemented {names} in {', '.join(sorted(files))}."
+    if output is not None:
+        found = _IMPORTABLE.search(statement)
+        works = command_exit_code(output) == 0
+        text += f" `{found.group(1)}` {'works' if works else 'still fails'}."
+    return text + " I did not run the tests."
 
 
 def demonstrate(
