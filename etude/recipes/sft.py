@@ -39,7 +39,7 @@ from etude.recipes.coding.checkpoint import (
     save_checkpoint,
 )
 from etude.recipes.coding.config import OptimSettings
-from etude.recipes.device import require_device
+from etude.recipes.device import newton_schulz_dtype, require_device
 from etude.rl.sft import FrozenLayersCache, sft_example, sft_step, target_logits
 from etude.rl.trajectory import HFChat, JsonlWriter, TemplateError, read_jsonl
 
@@ -205,6 +205,7 @@ def train(
         lr=cfg.optim.lr,
         adamw_lr=cfg.optim.adamw_lr,
         weight_decay=cfg.optim.weight_decay,
+        ns_dtype=newton_schulz_dtype(cfg.device),
     )
     out = Path(cfg.out_dir)
     done, last = 0, None

@@ -61,7 +61,7 @@ from etude.recipes.coding.judge import judge_summary, judge_trajectory, make_jud
 from etude.recipes.coding.report import write_report
 from etude.recipes.coding.reward import graded_reward, monitor_hints, screen
 from etude.recipes.coding.tool_use import tool_use
-from etude.recipes.device import require_device
+from etude.recipes.device import newton_schulz_dtype, require_device
 from etude.rl.feedback import DETECTORS, Hint, JudgeDetector, detect_all
 from etude.rl.policy import HFPolicy
 from etude.rl.trajectory import HFChat, JsonlWriter, Trajectory
@@ -597,6 +597,7 @@ def train(
         lr=cfg.optim.lr,
         adamw_lr=cfg.optim.adamw_lr,
         weight_decay=cfg.optim.weight_decay,
+        ns_dtype=newton_schulz_dtype(cfg.model.device),
     )
     done, last = 0, None
     if checkpoint is not None:
