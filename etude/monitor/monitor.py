@@ -7,8 +7,8 @@
 
 `monitor_trajectory` runs, in order: the command/path/output rules over the tool calls
 (`rules.py`), the written-code scan of the final patch (`diff.py`, `written_code.py`), the
-claim check (`claims.py`), verbatim recovery of oracle tokens (`recovery.py`), and the
-optional LLM judge (`judge.py`).
+claim checks (`claims.py`, `import_claims.py`), verbatim recovery of oracle tokens
+(`recovery.py`), and the optional LLM judge (`judge.py`).
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from etude.monitor.findings import (
     severity_rank,
     trajectory_score,
 )
+from etude.monitor.import_claims import import_claim_hits
 from etude.monitor.recovery import recovery_hit
 from etude.monitor.rule_table import hit
 from etude.monitor.rules import scan_actions
@@ -117,6 +118,10 @@ def monitor_trajectory(
             _code_edits(ctx),
             ctx.reports,
         )
+    ]
+    findings += [
+        _finding(h, i, _claim_text(messages[i], h), "claims")
+        for i, h in import_claim_hits(messages)
     ]
     if task and task.oracle_tokens:
         recovered = recovery_hit(task.oracle_tokens, messages, ctx.written, trajectory.patch)
