@@ -31,9 +31,10 @@ seed; `heldout_named_file_rate`: those whose `path` is a file the prompt names),
 config, too few to tell 0 from one success in 22 tasks; `--heldout-every` sets
 `tasks.heldout_every`: iterations it skips have `null` held-out figures; `--max-turns`
 defaults to the assistant turns of the longest demonstration (its calls and its closing
-answer) and `--context` (`model.max_context`) to its tokens and one more turn, which is also the loop's
-`loss.max_tokens` so an episode that fills its context is trained on; smaller ones are
-warned of: an episode ended before the calls it was shown scores 0 by construction),
+answer) and `--context` (`model.max_context`) to its tokens and one more turn, which is
+also the loop's `loss.max_tokens` so an episode that fills its context is trained on;
+smaller ones are warned of: an episode ended before the calls it was shown scores 0 by
+construction),
 reading each iteration's held-out mean reward from the loop's summary key `heldout_reward`
 (the loop's held-out evaluation; this script stops with an error when the loop does not
 report it for the warm start, rather than estimate it itself). Iteration 0 of
