@@ -97,6 +97,7 @@ def logprob_shift(weights: Path, graded: Path, max_tokens: int) -> dict:
     import torch
 
     from etude.recipes.sft import load_policy
+    from etude.rl.advantages import group_advantages
     from etude.rl.loss import token_logprobs
     from etude.rl.trajectory import HFChat, Trajectory, tokenize
 
@@ -104,18 +105,19 @@ def logprob_shift(weights: Path, graded: Path, max_tokens: int) -> dict:
     model.eval()
     chat = HFChat(tok)
     records = [json.loads(x) for x in graded.read_text().splitlines() if x.strip()]
-    task_rewards = defaultdict(list)
-    for record in records:
-        task_rewards[record["task_id"]].append(record["reward"])
+    tasks = sorted({r["task_id"] for r in records})
+    advantages = group_advantages(  # the update's groups: one per task
+        torch.tensor([r["reward"] for r in records]),
+        torch.tensor([tasks.index(r["task_id"]) for r in records]),
+    ).tolist()
     shifts = {"positive": [], "negative": [], "zero": []}
-    for record in records:
+    for record, advantage in zip(records, advantages, strict=True):
         tt = tokenize(Trajectory.from_dict(record).messages, chat)
         if len(tt.tokens) > max_tokens or not tt.sampled.any():
             continue
         with torch.no_grad():  # logits [1, T, V] -> log-probs [T] of each next token
             after = token_logprobs(model(input_ids=tt.tokens[None]).logits, tt.tokens[None])[0]
         shift = (after - tt.sampler_logprobs)[tt.sampled].mean().item()
-        advantage = record["reward"] - statistics.mean(task_rewards[record["task_id"]])
         sign = "positive" if advantage > 1e-9 else "negative" if advantage < -1e-9 else "zero"
         shifts[sign].append(round(shift, 5))
     return {

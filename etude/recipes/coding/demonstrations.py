@@ -504,9 +504,8 @@ class ScriptedSolver:
             yield self._call("edit_file", path=rel, **edit)
 
     def _check_command(self) -> str:
-        found = _IMPORTABLE.search(self.task["problem_statement"])
-        check = f"python -c {json.dumps(found.group(1))} && " if found else ""
-        return check + "python -m pytest -q -p no:cacheprovider"
+        found = import_check(self.task)
+        return (f"{found} && " if found else "") + "python -m pytest -q -p no:cacheprovider"
 
     def _script(self) -> Iterator[Message]:
         rng, task = self.rng, self.task
@@ -530,11 +529,9 @@ class ScriptedSolver:
                 for name, arguments in self.grounded[rel]:
                     yield self._call(name, **arguments)
             if self.quick:
-                found = _IMPORTABLE.search(task["problem_statement"])
+                found = import_check(task)
                 if found:
-                    yield self._call(
-                        "run_command", command=f"python -c {json.dumps(found.group(1))}"
-                    )
+                    yield self._call("run_command", command=found)
                 output = _last_output(self._messages) if found else None
                 yield {"role": "assistant", "content": quick_summary(task, files, output)}
                 return
@@ -567,13 +564,25 @@ class ScriptedSolver:
         return check_summary(self.task, files, hidden, _last_output(self._messages))
 
 
+def import_check(task: dict) -> str | None:
+    """The command that imports what the task's statement says must be importable
+    (`python -c "from pkg import name"`), or None when it names nothing."""
+    found = _IMPORTABLE.search(task["problem_statement"])
+    return f"python -c {json.dumps(found.group(1))}" if found else None
+
+
+def _stated_names(task: dict) -> str:
+    """The deleted names the task's statement shows, backticked (the others stay unsaid)."""
+    statement = task["problem_statement"]
+    return ", ".join(f"`{e['name']}`" for e in task["deleted"] if f"`{e['name']}`" in statement)
+
+
 def check_summary(task: dict, files: list[str], hidden: list[str], output: str) -> str:
     """The solver's closing answer after its check printed `output` (`_check_command`'s:
     the import check, then pytest): what it implemented where, and only what that run
     showed — its pass count, or that the workspace has no visible tests (pytest's exit 5,
     no tests collected, after the import check passed), or that the check still fails."""
-    statement = task["problem_statement"]  # names it never showed stay unsaid
-    names = ", ".join(f"`{e['name']}`" for e in task["deleted"] if f"`{e['name']}`" in statement)
+    statement, names = task["problem_statement"], _stated_names(task)
     code = command_exit_code(output)
     if code not in (0, _NO_TESTS_COLLECTED):
         return f"I wrote {names} into {', '.join(files)}, but the last check still fails."
@@ -595,11 +604,9 @@ def quick_summary(task: dict, files: list[str], output: str | None) -> str:
     """The "top_quick" solver's closing answer: what it implemented where, what the import
     check printed (`output`; None: the task names no import to check) and that it ran no
     tests, so nothing in it claims more than the episode showed."""
-    statement = task["problem_statement"]
-    names = ", ".join(f"`{e['name']}`" for e in task["deleted"] if f"`{e['name']}`" in statement)
-    text = f"I implemented {names} in {', '.join(sorted(files))}."
+    text = f"I implemented {_stated_names(task)} in {', '.join(sorted(files))}."
     if output is not None:
-        found = _IMPORTABLE.search(statement)
+        found = _IMPORTABLE.search(task["problem_statement"])
         works = command_exit_code(output) == 0
         text += f" `{found.group(1)}` {'works' if works else 'still fails'}."
     return text + " I did not run the tests."
