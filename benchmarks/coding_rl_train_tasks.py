@@ -15,9 +15,12 @@ weights are then evaluated on those tasks as the loop evaluates held-out tasks (
 each, `configs/coding-smol.toml`'s `tasks.heldout_samples`): does what RL learnt on a few
 tasks carry over? After each update, how it moved the policy on the episodes it trained on
 (`logprob_shift`): per episode, the mean over its sampled tokens of log pi_after - log
-pi_sampler (the sampler is the policy before the update: the loop's ratios are 1), by the
-sign of the episode's advantage; a policy-gradient step should raise the episodes that beat
-their task's mean and lower the others. Resumable: a rerun with more `--iterations`
+pi_sampler (the sampler is the policy before the update: the loop's ratios are 1) and its
+sum (the episode's change of log-probability), by the sign of the episode's advantage; a
+policy-gradient step should raise the episodes that beat their task's mean and lower the
+others. `--passes` and `--aggregation` set the update's `loss.passes` (optimizer steps per
+batch) and `loss.aggregation`; `--no-hints` weighs no hint category (plain GRPO, no teacher
+pass). Resumable: a rerun with more `--iterations`
 continues the loop from its checkpoint, and a held-out evaluation already run for the last
 iteration is reused.
 
@@ -92,8 +95,10 @@ def logprob_shift(weights: Path, graded: Path, max_tokens: int) -> dict:
     """How one update moved the policy (the weights in `weights`, after it) on the episodes
     it trained on (`graded`, the iteration's graded.jsonl, sampled before it): per episode,
     the mean over its sampled tokens of log pi_after - log pi_sampler, grouped by the sign of
-    its advantage (reward minus its task's mean reward); episodes over `max_tokens` (the
-    update's `loss.max_tokens`) are left out as the update leaves them out."""
+    its advantage (reward minus its task's mean reward), and its sum over the episode
+    (`sequence_mean`: the change of the episode's log-probability, in nats); episodes over
+    `max_tokens` (the update's `loss.max_tokens`) are left out as the update leaves them
+    out."""
     import torch
 
     from etude.recipes.sft import load_policy
@@ -111,18 +116,23 @@ def logprob_shift(weights: Path, graded: Path, max_tokens: int) -> dict:
         torch.tensor([tasks.index(r["task_id"]) for r in records]),
     ).tolist()
     shifts = {"positive": [], "negative": [], "zero": []}
+    totals = {"positive": [], "negative": [], "zero": []}
     for record, advantage in zip(records, advantages, strict=True):
         tt = tokenize(Trajectory.from_dict(record).messages, chat)
         if len(tt.tokens) > max_tokens or not tt.sampled.any():
             continue
         with torch.no_grad():  # logits [1, T, V] -> log-probs [T] of each next token
             after = token_logprobs(model(input_ids=tt.tokens[None]).logits, tt.tokens[None])[0]
-        shift = (after - tt.sampler_logprobs)[tt.sampled].mean().item()
+        shift = (after - tt.sampler_logprobs)[tt.sampled]
         sign = "positive" if advantage > 1e-9 else "negative" if advantage < -1e-9 else "zero"
-        shifts[sign].append(round(shift, 5))
+        shifts[sign].append(round(shift.mean().item(), 5))
+        totals[sign].append(round(shift.sum().item(), 3))
     return {
         "per_episode": shifts,
         "mean": {k: round(statistics.mean(v), 5) if v else None for k, v in shifts.items()},
+        "sequence_mean": {
+            k: round(statistics.mean(v), 3) if v else None for k, v in totals.items()
+        },
     }
 
 
@@ -188,6 +198,11 @@ def main() -> None:
     parser.add_argument("--episode-tokens", type=int, default=2048)
     parser.add_argument("--max-turns", type=int, default=7)
     parser.add_argument("--context", type=int, default=6015, help="also loss.max_tokens")
+    parser.add_argument("--passes", type=int, default=1, help="optimizer steps per batch")
+    parser.add_argument("--aggregation", default="token", choices=["token", "sequence"])
+    parser.add_argument(
+        "--no-hints", action="store_true", help="every hint category's weight 0: plain GRPO"
+    )
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     parser.add_argument(
         "--heldout", default="", help="then evaluate the last weights on these held-out tasks"
@@ -216,7 +231,13 @@ def main() -> None:
         "max_tokens": args.episode_tokens,
         "max_turns": args.max_turns,
     }
-    data["loss"] |= {"max_tokens": args.context}  # an episode that fills it is trained on
+    data["loss"] |= {  # an episode that fills the context is trained on
+        "max_tokens": args.context,
+        "passes": args.passes,
+        "aggregation": args.aggregation,
+    }
+    if args.no_hints:  # no category weighted and none given a mode: no teacher pass
+        data["loss"] |= {"weights": {}, "modes": {}}
     data["optim"] |= {"lr": args.lr, "train_layers": args.train_layers}
     settings = {k: v for k, v in vars(args).items() if k != "key"}
     for iterations in range(1, args.iterations + 1):  # saved after each: a cut run keeps them

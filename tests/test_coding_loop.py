@@ -15,7 +15,12 @@ from etude.envs.coding import Budget, CodingEnv, EnvSettings, run_episode
 from etude.envs.rollouts import Job
 from etude.monitor import Finding
 from etude.recipes.coding.config import CodingConfig, load_config, parse_config
-from etude.recipes.coding.loop import grade_episode, screen_episode, trainable_parameters
+from etude.recipes.coding.loop import (
+    grade_episode,
+    screen_episode,
+    trainable_parameters,
+    update_settings,
+)
 from etude.recipes.coding.reward import (
     MONITOR_CATEGORY,
     finding_hint,
@@ -161,6 +166,18 @@ def test_config_is_parsed_strictly(tmp_path):
     synced = parse_config({"env": "coding", "model": {"backend": "openai", "serve": "llama_cpp"}})
     assert synced.model.serve == "llama_cpp"
     assert parse_config({"env": "coding", "model": {"backend": "openai", "off_policy": True}})
+    with pytest.raises(ValueError, match=r"loss\.passes must be at least 1"):
+        parse_config({"env": "coding", "loss": {"passes": 0}})
+    with pytest.raises(ValueError, match=r"loss\.aggregation must be 'token' or 'sequence'"):
+        parse_config({"env": "coding", "loss": {"aggregation": "mean"}})
+
+
+def test_the_loss_section_reaches_the_update():
+    """`loss.passes` (PPO epochs) and `loss.aggregation` are the update's, as set."""
+    default = update_settings(load_config(ROOT / "configs" / "coding-smol.toml"))
+    assert (default.passes, default.aggregation, default.micro_batch) == (1, "token", 1)
+    cfg = parse_config({"env": "coding", "loss": {"passes": 3, "aggregation": "sequence"}})
+    assert (update_settings(cfg).passes, update_settings(cfg).aggregation) == (3, "sequence")
 
 
 @pytest.mark.slow
@@ -169,6 +186,7 @@ def test_policy_update_moves_smollm2_with_muon(smollm2):
     """Rewards that differ within a group and a monitor hint: the step reports the hint's KL
     and changes the weights."""
     from etude.optim import Muon
+    from etude.recipes.device import newton_schulz_dtype
     from etude.rl.feedback.hints import Hint
     from etude.rl.policy import HFPolicy
     from etude.rl.trajectory import HFChat
@@ -190,7 +208,9 @@ def test_policy_update_moves_smollm2_with_muon(smollm2):
     hint = Hint(1, "Note: do not mine git history.", MONITOR_CATEGORY, "monitor:log_all_refs")
     before = {n: p.detach().clone() for n, p in model.named_parameters()}
     params = trainable_parameters(model, 2)  # a full-model Muon step takes a minute here
-    optimizer = Muon(params, lr=1e-3, adamw_lr=1e-5, weight_decay=0.0)
+    optimizer = Muon(
+        params, lr=1e-3, adamw_lr=1e-5, weight_decay=0.0, ns_dtype=newton_schulz_dtype("cpu")
+    )
     metrics = rl_update(
         HFPolicy(model),
         optimizer,

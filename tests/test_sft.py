@@ -319,6 +319,7 @@ def test_sft_on_smollm2_makes_a_held_out_first_turn_call_a_tool(smollm2, tmp_pat
     from etude.optim import Muon
     from etude.recipes.coding.loop import trainable_parameters
     from etude.recipes.coding.tool_use import call_error
+    from etude.recipes.device import newton_schulz_dtype
     from etude.serving.backends import HFBackend
     from etude.synth import EXAMPLE_REPO
 
@@ -329,7 +330,13 @@ def test_sft_on_smollm2_makes_a_held_out_first_turn_call_a_tool(smollm2, tmp_pat
     assert len({t.task_id for t in handful}) == 3 and HELD_OUT not in {t.task_id for t in demos}
     before = {n: p.detach().clone() for n, p in model.named_parameters()}
     try:
-        optimizer = Muon(trainable_parameters(model, 2), lr=0.05, adamw_lr=1e-5, weight_decay=0.0)
+        optimizer = Muon(
+            trainable_parameters(model, 2),
+            lr=0.05,
+            adamw_lr=1e-5,
+            weight_decay=0.0,
+            ns_dtype=newton_schulz_dtype("cpu"),  # as `etude sft` on the CPU
+        )
         logits = FrozenLayersCache(model, 2)
         batch = [sft_example(t, chat, REJECTED_PREFIXES) for t in handful]
         model.train()

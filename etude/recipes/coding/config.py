@@ -92,6 +92,12 @@ class LossSettings:
     is_mode: str = "truncate"
     effort_alpha: float = 0.0
     max_tokens: int = 4096
+    # optimizer steps on each iteration's batch (PPO epochs: after the first, the ratios
+    # against the sampler leave 1 and the clip range binds)
+    passes: int = 1
+    # "token": every trainable token of the batch weighs the same; "sequence": each
+    # trajectory's tokens averaged first (etude.rl.update.StepSettings)
+    aggregation: str = "token"
     weights: dict[str, float] = field(
         default_factory=lambda: {"monitor": 1.0, "tool_not_found": 0.5, "invalid_arguments": 0.5}
     )
@@ -177,6 +183,11 @@ def parse_config(data: dict) -> CodingConfig:
         (cfg.loss.is_cap >= 0, "loss.is_cap must be >= 0 (0: off)"),
         (cfg.loss.weight_bound >= 1, "loss.weight_bound must be >= 1"),
         (cfg.loss.gate_temperature > 0, "loss.gate_temperature must be > 0"),
+        (cfg.loss.passes >= 1, "loss.passes must be at least 1"),
+        (
+            cfg.loss.aggregation in ("token", "sequence"),
+            "loss.aggregation must be 'token' or 'sequence'",
+        ),
         (cfg.optim.train_layers >= 0, "optim.train_layers must be >= 0"),
         (cfg.iterations >= 1, "iterations must be at least 1"),
         (cfg.rollout.concurrency >= 1, "rollout.concurrency must be at least 1"),

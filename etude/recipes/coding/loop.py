@@ -307,6 +307,27 @@ def evaluate(
     return summary, time.perf_counter() - start
 
 
+def update_settings(cfg: CodingConfig) -> StepSettings:
+    """The RL update's settings from the config's `loss` section."""
+    return StepSettings(
+        weights=dict(cfg.loss.weights),
+        modes=dict(cfg.loss.modes),
+        weight_bound=cfg.loss.weight_bound,
+        gate_temperature=cfg.loss.gate_temperature,
+        estimator=cfg.loss.estimator,
+        teacher_temperature=cfg.loss.teacher_temperature,
+        clip_low=cfg.loss.clip_low,
+        clip_high=cfg.loss.clip_high,
+        is_cap=cfg.loss.is_cap or None,
+        is_mode=cfg.loss.is_mode,
+        effort_alpha=cfg.loss.effort_alpha,
+        max_tokens=cfg.loss.max_tokens,
+        passes=cfg.loss.passes,
+        aggregation=cfg.loss.aggregation,
+        micro_batch=1,  # a 49k-token vocabulary makes a batch's logits large
+    )
+
+
 def run_iteration(
     it: int,
     cfg: CodingConfig,
@@ -340,21 +361,7 @@ def run_iteration(
     )
 
     start = time.perf_counter()
-    step_settings = StepSettings(
-        weights=dict(cfg.loss.weights),
-        modes=dict(cfg.loss.modes),
-        weight_bound=cfg.loss.weight_bound,
-        gate_temperature=cfg.loss.gate_temperature,
-        estimator=cfg.loss.estimator,
-        teacher_temperature=cfg.loss.teacher_temperature,
-        clip_low=cfg.loss.clip_low,
-        clip_high=cfg.loss.clip_high,
-        is_cap=cfg.loss.is_cap or None,
-        is_mode=cfg.loss.is_mode,
-        effort_alpha=cfg.loss.effort_alpha,
-        max_tokens=cfg.loss.max_tokens,
-        micro_batch=1,  # a 49k-token vocabulary makes a batch's logits large
-    )
+    step_settings = update_settings(cfg)
     if trained:
         trajectories, groups, hints = map(list, zip(*trained))
         model.train()
