@@ -20,9 +20,8 @@ sum (the episode's change of log-probability), by the sign of the episode's adva
 policy-gradient step should raise the episodes that beat their task's mean and lower the
 others. `--passes` and `--aggregation` set the update's `loss.passes` (optimizer steps per
 batch) and `loss.aggregation`; `--no-hints` weighs no hint category (plain GRPO, no teacher
-pass). Resumable: a rerun with more `--iterations`
-continues the loop from its checkpoint, and a held-out evaluation already run for the last
-iteration is reused.
+pass). Resumable: a rerun with more `--iterations` continues the loop from its checkpoint,
+and a held-out evaluation already run for the last iteration is reused.
 
     T=runs/i16g/curriculum/train
     .venv/bin/python benchmarks/coding_rl_train_tasks.py --warm-start runs/i16g/sft/checkpoint \\
@@ -184,6 +183,7 @@ def evaluate_heldout(cfg, rl: Path) -> dict:
 def main() -> None:
     from etude.recipes.coding.config import parse_config
     from etude.recipes.coding.loop import train
+    from etude.rl.update import AGGREGATIONS
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--warm-start", required=True, help="a checkpoint directory")
@@ -199,7 +199,7 @@ def main() -> None:
     parser.add_argument("--max-turns", type=int, default=7)
     parser.add_argument("--context", type=int, default=6015, help="also loss.max_tokens")
     parser.add_argument("--passes", type=int, default=1, help="optimizer steps per batch")
-    parser.add_argument("--aggregation", default="token", choices=["token", "sequence"])
+    parser.add_argument("--aggregation", default="token", choices=AGGREGATIONS)
     parser.add_argument(
         "--no-hints", action="store_true", help="every hint category's weight 0: plain GRPO"
     )

@@ -168,7 +168,9 @@ def test_config_is_parsed_strictly(tmp_path):
     assert parse_config({"env": "coding", "model": {"backend": "openai", "off_policy": True}})
     with pytest.raises(ValueError, match=r"loss\.passes must be at least 1"):
         parse_config({"env": "coding", "loss": {"passes": 0}})
-    with pytest.raises(ValueError, match=r"loss\.aggregation must be 'token' or 'sequence'"):
+    with pytest.raises(
+        ValueError, match=r"loss\.aggregation must be one of \('token', 'sequence'\)"
+    ):
         parse_config({"env": "coding", "loss": {"aggregation": "mean"}})
 
 

@@ -43,5 +43,7 @@ def test_the_policy_gradient_term_aggregates_as_configured(aggregation):
 
 
 def test_an_unknown_aggregation_is_an_error_naming_it():
-    with pytest.raises(ValueError, match="aggregation must be 'token' or 'sequence', got 'mean'"):
+    with pytest.raises(
+        ValueError, match=r"aggregation must be one of \('token', 'sequence'\), got 'mean'"
+    ):
         StepSettings(aggregation="mean")

@@ -67,6 +67,8 @@ from etude.rl.trajectory import (
     tokenize,
 )
 
+AGGREGATIONS = ("token", "sequence")  # how the policy-gradient term sums its tokens
+
 
 @dataclass
 class StepSettings:
@@ -124,8 +126,8 @@ class StepSettings:
     max_tokens: int = 0
 
     def __post_init__(self):
-        if self.aggregation not in ("token", "sequence"):
-            raise ValueError(f"aggregation must be 'token' or 'sequence', got {self.aggregation!r}")
+        if self.aggregation not in AGGREGATIONS:
+            raise ValueError(f"aggregation must be one of {AGGREGATIONS}, got {self.aggregation!r}")
         if self.is_mode not in IS_MODES:
             raise ValueError(f"is_mode must be one of {IS_MODES}, got {self.is_mode!r}")
         for name in ("minibatches", "passes"):

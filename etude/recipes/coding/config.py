@@ -13,6 +13,7 @@ from etude.rl.distill import ESTIMATORS
 from etude.rl.feedback import DETECTORS
 from etude.rl.feedback_modes import FeedbackMode
 from etude.rl.loss import IS_MODES
+from etude.rl.update import AGGREGATIONS
 
 
 @dataclass
@@ -184,10 +185,7 @@ def parse_config(data: dict) -> CodingConfig:
         (cfg.loss.weight_bound >= 1, "loss.weight_bound must be >= 1"),
         (cfg.loss.gate_temperature > 0, "loss.gate_temperature must be > 0"),
         (cfg.loss.passes >= 1, "loss.passes must be at least 1"),
-        (
-            cfg.loss.aggregation in ("token", "sequence"),
-            "loss.aggregation must be 'token' or 'sequence'",
-        ),
+        (cfg.loss.aggregation in AGGREGATIONS, f"loss.aggregation must be one of {AGGREGATIONS}"),
         (cfg.optim.train_layers >= 0, "optim.train_layers must be >= 0"),
         (cfg.iterations >= 1, "iterations must be at least 1"),
         (cfg.rollout.concurrency >= 1, "rollout.concurrency must be at least 1"),
