@@ -19,7 +19,8 @@ pi_sampler (the sampler is the policy before the update: the loop's ratios are 1
 sum (the episode's change of log-probability), by the sign of the episode's advantage; a
 policy-gradient step should raise the episodes that beat their task's mean and lower the
 others. `--passes` and `--aggregation` set the update's `loss.passes` (optimizer steps per
-batch) and `loss.aggregation`; `--no-hints` weighs no hint category (plain GRPO, no teacher
+batch) and `loss.aggregation`, `--ref-kl` the weight of the KL towards the warm start
+(`loss.ref_kl`); `--no-hints` weighs no hint category (plain GRPO, no teacher
 pass). Resumable: a rerun with more `--iterations` continues the loop from its checkpoint,
 and a held-out evaluation already run for the last iteration is reused.
 
@@ -201,6 +202,9 @@ def main() -> None:
     parser.add_argument("--passes", type=int, default=1, help="optimizer steps per batch")
     parser.add_argument("--aggregation", default="token", choices=AGGREGATIONS)
     parser.add_argument(
+        "--ref-kl", type=float, default=0.0, help="loss.ref_kl: KL towards the warm start"
+    )
+    parser.add_argument(
         "--no-hints", action="store_true", help="every hint category's weight 0: plain GRPO"
     )
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
@@ -235,6 +239,7 @@ def main() -> None:
         "max_tokens": args.context,
         "passes": args.passes,
         "aggregation": args.aggregation,
+        "ref_kl": args.ref_kl,
     }
     if args.no_hints:  # no category weighted and none given a mode: no teacher pass
         data["loss"] |= {"weights": {}, "modes": {}}

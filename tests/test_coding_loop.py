@@ -166,6 +166,8 @@ def test_config_is_parsed_strictly(tmp_path):
     synced = parse_config({"env": "coding", "model": {"backend": "openai", "serve": "llama_cpp"}})
     assert synced.model.serve == "llama_cpp"
     assert parse_config({"env": "coding", "model": {"backend": "openai", "off_policy": True}})
+    with pytest.raises(ValueError, match=r"loss\.ref_kl must be >= 0"):
+        parse_config({"env": "coding", "loss": {"ref_kl": -0.1}})
     with pytest.raises(ValueError, match=r"loss\.passes must be at least 1"):
         parse_config({"env": "coding", "loss": {"passes": 0}})
     with pytest.raises(
@@ -175,11 +177,14 @@ def test_config_is_parsed_strictly(tmp_path):
 
 
 def test_the_loss_section_reaches_the_update():
-    """`loss.passes` (PPO epochs) and `loss.aggregation` are the update's, as set."""
+    """`loss.passes` (PPO epochs), `loss.aggregation` and `loss.ref_kl` are the update's,
+    as set."""
     default = update_settings(load_config(ROOT / "configs" / "coding-smol.toml"))
-    assert (default.passes, default.aggregation, default.micro_batch) == (1, "token", 1)
-    cfg = parse_config({"env": "coding", "loss": {"passes": 3, "aggregation": "sequence"}})
-    assert (update_settings(cfg).passes, update_settings(cfg).aggregation) == (3, "sequence")
+    assert (default.passes, default.aggregation, default.ref_kl) == (1, "token", 0.0)
+    assert default.micro_batch == 1
+    loss = {"passes": 3, "aggregation": "sequence", "ref_kl": 0.05}
+    got = update_settings(parse_config({"env": "coding", "loss": loss}))
+    assert (got.passes, got.aggregation, got.ref_kl) == (3, "sequence", 0.05)
 
 
 @pytest.mark.slow
@@ -262,7 +267,7 @@ def test_rl_config_dispatch_reaches_the_coding_loop(tmp_path, capsys):
     assert "--resume is supported for env = 'coding' only" in capsys.readouterr().err
 
 
-def _one_iteration(smollm2, run, model: dict, rollout: dict) -> dict:
+def _one_iteration(smollm2, run, model: dict, rollout: dict, loss: dict | None = None) -> dict:
     """Train one loop iteration of the shared SmolLM2 on the first example task, writing to
     `run`; the shared model's weights and flags are restored afterwards. Returns the
     iteration's summary."""
@@ -276,6 +281,7 @@ def _one_iteration(smollm2, run, model: dict, rollout: dict) -> dict:
             "tasks": {"tasks_dir": str(example_tasks()[0].parent)},
             "model": model,
             "rollout": {"tasks_per_iteration": 1, "python_env": False, **rollout},
+            "loss": loss or {},
             "optim": {"train_layers": 1},
         }
     )
@@ -294,6 +300,7 @@ def _one_iteration(smollm2, run, model: dict, rollout: dict) -> dict:
 @pytest.mark.slow
 def test_one_loop_iteration_with_the_local_model(smollm2, tmp_path):
     """One iteration: rollouts of SmolLM2 in the sandbox, grading, monitor, hints, update
+    (with `loss.ref_kl`: its one pass sees the policy equal to its start, so the term is 0)
     and checkpoint; every file the iteration writes."""
     run = tmp_path / "run"
     returned = _one_iteration(
@@ -301,12 +308,15 @@ def test_one_loop_iteration_with_the_local_model(smollm2, tmp_path):
         run,
         {"max_new_tokens": 48},
         {"group_size": 2, "max_turns": 2, "max_tokens": 96},
+        {"ref_kl": 0.1},
     )
     (summary,) = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     assert summary == returned
     assert summary["iteration"] == 1 and summary["episodes"] == 2
     assert set(summary["seconds"]) == {"rollout", "grading", "monitoring", "training", "checkpoint"}
     assert summary["trained_trajectories"] + len(summary["train_errors"]) >= 1
+    if summary["trained_trajectories"]:
+        assert summary["ref_kl"] == pytest.approx(0.0, abs=1e-6)
     rollouts = (run / "iter_0001" / "rollouts.jsonl").read_text().splitlines()
     graded = [
         json.loads(line) for line in (run / "iter_0001" / "graded.jsonl").read_text().splitlines()
@@ -347,3 +357,42 @@ def test_one_loop_iteration_served_by_llama_cpp_stays_on_policy(smollm2, tmp_pat
     assert "sync" in summary["seconds"]
     # The server now holds the export of iteration 1's update; version 0's file is gone.
     assert sorted(p.name for p in (run / "served").glob("*.gguf")) == ["policy-0001.gguf"]
+
+
+def test_the_reference_of_ref_kl_is_the_weights_the_run_started_from(tmp_path):
+    """`loss.ref_kl`'s frozen model: none when off; a copy of the policy on a new run (the
+    policy's later steps leave it); on a resume, `model.init`'s weights, not the policy's
+    (which at that point are the pretrained ones, about to be replaced by the checkpoint)."""
+    from safetensors.torch import save_model
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from etude.recipes.coding.loop import start_reference
+
+    def tiny(seed: int):
+        torch.manual_seed(seed)
+        config = LlamaConfig(
+            vocab_size=64,
+            hidden_size=16,
+            intermediate_size=32,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            num_key_value_heads=1,
+        )
+        return LlamaForCausalLM(config)
+
+    model, init = tiny(0), tiny(1)
+    save_model(init, str(tmp_path / "model.safetensors"))
+    on = {"env": "coding", "loss": {"ref_kl": 0.1}, "model": {"init": str(tmp_path)}}
+    assert start_reference(parse_config({"env": "coding"}), model, resumed=False) is None
+
+    fresh = start_reference(parse_config(on), model, resumed=False)
+    start = {n: p.detach().clone() for n, p in model.named_parameters()}
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(1.0)  # the policy moves on; the reference stays at the start
+    for n, p in fresh.named_parameters():
+        assert not p.requires_grad and torch.equal(p, start[n]), n
+
+    resumed = start_reference(parse_config(on), model, resumed=True)
+    for (n, p), q in zip(resumed.named_parameters(), init.parameters(), strict=True):
+        assert torch.equal(p, q), n

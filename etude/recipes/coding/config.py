@@ -99,6 +99,9 @@ class LossSettings:
     # "token": every trainable token of the batch weighs the same; "sequence": each
     # trajectory's tokens averaged first (etude.rl.update.StepSettings)
     aggregation: str = "token"
+    # weight of KL(policy || the weights this run started from: model.init or pretrained),
+    # which holds what already works where a group has no spread; 0 = off
+    ref_kl: float = 0.0
     weights: dict[str, float] = field(
         default_factory=lambda: {"monitor": 1.0, "tool_not_found": 0.5, "invalid_arguments": 0.5}
     )
@@ -185,6 +188,7 @@ def parse_config(data: dict) -> CodingConfig:
         (cfg.loss.weight_bound >= 1, "loss.weight_bound must be >= 1"),
         (cfg.loss.gate_temperature > 0, "loss.gate_temperature must be > 0"),
         (cfg.loss.passes >= 1, "loss.passes must be at least 1"),
+        (cfg.loss.ref_kl >= 0, "loss.ref_kl must be >= 0 (0: off)"),
         (cfg.loss.aggregation in AGGREGATIONS, f"loss.aggregation must be one of {AGGREGATIONS}"),
         (cfg.optim.train_layers >= 0, "optim.train_layers must be >= 0"),
         (cfg.iterations >= 1, "iterations must be at least 1"),

@@ -28,6 +28,7 @@ except for the settings in `etude.recipes.coding.checkpoint.RESUMABLE_CHANGES`.
 
 from __future__ import annotations
 
+import copy
 import json
 import random
 import shutil
@@ -324,6 +325,7 @@ def update_settings(cfg: CodingConfig) -> StepSettings:
         max_tokens=cfg.loss.max_tokens,
         passes=cfg.loss.passes,
         aggregation=cfg.loss.aggregation,
+        ref_kl=cfg.loss.ref_kl,
         micro_batch=1,  # a 49k-token vocabulary makes a batch's logits large
     )
 
@@ -340,11 +342,13 @@ def run_iteration(
     judge: JudgeDetector | None = None,
     served: ServedPolicy | None = None,
     heldout: Sequence[Path] = (),
+    reference=None,
 ) -> dict:
     """One iteration; returns its summary record (also appended to metrics.jsonl, after
     the checkpoint, and drawn in report.html). The rollouts come from the policy after
     `it - 1` updates (recorded as `policy_version`; with `served`, the version its server
-    holds, synced after the update); the `heldout` tasks are evaluated after the update."""
+    holds, synced after the update); the `heldout` tasks are evaluated after the update.
+    `reference`: the frozen model of `loss.ref_kl`'s term (None: off)."""
     version = served.version if served is not None else it - 1
     out = Path(cfg.out_dir).resolve()
     it_dir = _iteration_dir(out, it)
@@ -366,7 +370,14 @@ def run_iteration(
         trajectories, groups, hints = map(list, zip(*trained))
         model.train()
         step = rl_update(
-            HFPolicy(model), optimizer, HFChat(tok), trajectories, groups, hints, step_settings
+            HFPolicy(model),
+            optimizer,
+            HFChat(tok),
+            trajectories,
+            groups,
+            hints,
+            step_settings,
+            reference=HFPolicy(reference) if reference is not None else None,
         )
         model.eval()
     else:
@@ -457,6 +468,7 @@ def summarize(it: int, records: list[dict], step: dict, times: dict, judged: boo
         "hints_by_category": dict(Counter(h["category"] for r in records for h in r["hints"])),
         "kl": {k.removeprefix("kl/"): v for k, v in step.items() if k.startswith("kl/")},
         "rl_loss": step.get("rl_loss"),
+        "ref_kl": step.get("ref_kl"),
         "distill_loss": step.get("distill_loss"),
         "ratios": {k: step[k] for k in RATIO_KEYS if k in step},
         "trained_trajectories": step.get("trajectories", 0),
@@ -566,6 +578,18 @@ def _start(cfg: CodingConfig, resume: bool) -> Path | None:
     return checkpoint
 
 
+def start_reference(cfg: CodingConfig, model, resumed: bool):
+    """The frozen model of `loss.ref_kl`'s term (None when it is 0): the weights the run
+    started from. `model` must hold them on a new run; a resumed run's `model` holds the
+    pretrained weights at this point, so `model.init`'s are loaded into the copy."""
+    if not cfg.loss.ref_kl:
+        return None
+    reference = copy.deepcopy(model).requires_grad_(False).eval()
+    if resumed and cfg.model.init:
+        load_weights(Path(cfg.model.init), reference)
+    return reference.to(cfg.model.device)
+
+
 def train(
     cfg: CodingConfig, console: Console | None = None, policy=None, resume: bool = False
 ) -> list[dict]:
@@ -594,6 +618,7 @@ def train(
     if warm_start:
         load_weights(Path(cfg.model.init), model)
         console.print(f"policy starts from the weights of {cfg.model.init}")
+    reference = start_reference(cfg, model, resumed=checkpoint is not None)
     model.to(cfg.model.device)
     out = Path(cfg.out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -631,7 +656,18 @@ def train(
             summaries.append(summary)
         for it in range(done + 1, cfg.iterations + 1):
             summary = run_iteration(
-                it, cfg, tasks, model, tok, optimizer, backend, console, judge, served, heldout
+                it,
+                cfg,
+                tasks,
+                model,
+                tok,
+                optimizer,
+                backend,
+                console,
+                judge,
+                served,
+                heldout,
+                reference,
             )
             print_summary(summary, console)
             summaries.append(summary)
