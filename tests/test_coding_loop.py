@@ -363,24 +363,12 @@ def test_the_reference_of_ref_kl_is_the_weights_the_run_started_from(tmp_path):
     """`loss.ref_kl`'s frozen model: none when off; a copy of the policy on a new run (the
     policy's later steps leave it); on a resume, `model.init`'s weights, not the policy's
     (which at that point are the pretrained ones, about to be replaced by the checkpoint)."""
+    from hf_tiny import build_hf
     from safetensors.torch import save_model
-    from transformers import LlamaConfig, LlamaForCausalLM
 
     from etude.recipes.coding.loop import start_reference
 
-    def tiny(seed: int):
-        torch.manual_seed(seed)
-        config = LlamaConfig(
-            vocab_size=64,
-            hidden_size=16,
-            intermediate_size=32,
-            num_hidden_layers=1,
-            num_attention_heads=2,
-            num_key_value_heads=1,
-        )
-        return LlamaForCausalLM(config)
-
-    model, init = tiny(0), tiny(1)
+    model, init = build_hf("llama", seed=0), build_hf("llama", seed=1)
     save_model(init, str(tmp_path / "model.safetensors"))
     on = {"env": "coding", "loss": {"ref_kl": 0.1}, "model": {"init": str(tmp_path)}}
     assert start_reference(parse_config({"env": "coding"}), model, resumed=False) is None
