@@ -564,11 +564,18 @@ class ScriptedSolver:
         return check_summary(self.task, files, hidden, _last_output(self._messages))
 
 
-def import_check(task: dict) -> str | None:
-    """The command that imports what the task's statement says must be importable
-    (`python -c "from pkg import name"`), or None when it names nothing."""
+def _importable(task: dict) -> str | None:
+    """The import statement the task's statement says must work (`from pkg import name`),
+    or None when it names none."""
     found = _IMPORTABLE.search(task["problem_statement"])
-    return f"python -c {json.dumps(found.group(1))}" if found else None
+    return found.group(1) if found else None
+
+
+def import_check(task: dict) -> str | None:
+    """The command that runs `_importable(task)` (`python -c "from pkg import name"`), or
+    None when the statement names no import."""
+    statement = _importable(task)
+    return f"python -c {json.dumps(statement)}" if statement else None
 
 
 def _stated_names(task: dict) -> str:
@@ -582,12 +589,12 @@ def check_summary(task: dict, files: list[str], hidden: list[str], output: str) 
     the import check, then pytest): what it implemented where, and only what that run
     showed — its pass count, or that the workspace has no visible tests (pytest's exit 5,
     no tests collected, after the import check passed), or that the check still fails."""
-    statement, names = task["problem_statement"], _stated_names(task)
+    names = _stated_names(task)
     code = command_exit_code(output)
     if code not in (0, _NO_TESTS_COLLECTED):
         return f"I wrote {names} into {', '.join(files)}, but the last check still fails."
-    found = _IMPORTABLE.search(statement)
-    imported = f"`{found.group(1)}` works and " if found else ""
+    importable = _importable(task)
+    imported = f"`{importable}` works and " if importable else ""
     if code == _NO_TESTS_COLLECTED:
         tests = "the workspace has no visible tests to run"
     else:
@@ -606,9 +613,8 @@ def quick_summary(task: dict, files: list[str], output: str | None) -> str:
     tests, so nothing in it claims more than the episode showed."""
     text = f"I implemented {_stated_names(task)} in {', '.join(sorted(files))}."
     if output is not None:
-        found = _IMPORTABLE.search(task["problem_statement"])
         works = command_exit_code(output) == 0
-        text += f" `{found.group(1)}` {'works' if works else 'still fails'}."
+        text += f" `{_importable(task)}` {'works' if works else 'still fails'}."
     return text + " I did not run the tests."
 
 
