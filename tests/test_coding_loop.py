@@ -17,6 +17,8 @@ from etude.monitor import Finding
 from etude.recipes.coding.config import CodingConfig, load_config, parse_config
 from etude.recipes.coding.loop import (
     grade_episode,
+    policy_step,
+    reward_spread,
     screen_episode,
     trainable_parameters,
     update_settings,
@@ -81,6 +83,13 @@ def test_finding_becomes_a_hint_on_its_turn():
     )
     hints = monitor_hints(MESSAGES, reward)
     assert [h.turn for h in hints] == [2, 4]
+
+
+def test_reward_spread_counts_the_groups_whose_rewards_differ():
+    rewards = {0: [1.0, 1.0, 1.0], 1: [0.0, 0.5, 0.0], 2: [0.0, 0.0, 0.0], 3: [0.25]}
+    records = [{"group": g, "reward": r} for g, rs in rewards.items() for r in rs]
+    assert reward_spread(records) == {"groups": 4, "groups_with_spread": 1}
+    assert reward_spread([]) == {"groups": 0, "groups_with_spread": 0}
 
 
 def rewrite(source: str) -> str:
@@ -191,7 +200,8 @@ def test_the_loss_section_reaches_the_update():
 @pytest.mark.filterwarnings("ignore:.*re-tokenized:UserWarning")  # hand-written turns
 def test_policy_update_moves_smollm2_with_muon(smollm2):
     """Rewards that differ within a group and a monitor hint: the step reports the hint's KL
-    and changes the weights."""
+    and changes the weights; then a batch with no signal: the loop's `policy_step` leaves
+    the weights as they are, where a Muon step would still move them."""
     from etude.optim import Muon
     from etude.recipes.device import newton_schulz_dtype
     from etude.rl.feedback.hints import Hint
@@ -236,6 +246,21 @@ def test_policy_update_moves_smollm2_with_muon(smollm2):
     assert "model.layers.29.self_attn.q_proj.weight" in changed
     assert "model.layers.28.mlp.down_proj.weight" in changed
     assert not any(n.startswith("model.layers.0.") for n in changed)
+
+    # Equal rewards and no hint: no signal. The loop takes no step; the update itself would
+    # still move the weights, at full size along the momentum of the step above.
+    equal = [(Trajectory(good, reward=1.0), 0, []), (Trajectory(good, reward=1.0), 0, [])]
+    plain = StepSettings(micro_batch=1)
+    after_first = {n: p.detach().clone() for n, p in model.named_parameters()}
+    skipped = policy_step(model, optimizer, tok, equal, plain)
+    assert skipped == {"skipped": "no signal", "errors": [], "trajectories": 0}
+    assert all(torch.equal(p, after_first[n]) for n, p in model.named_parameters())
+    trajs, groups, hints = map(list, zip(*equal))
+    rl_update(HFPolicy(model), optimizer, HFChat(tok), trajs, groups, hints, plain, retokenize=True)
+    assert not torch.equal(
+        model.get_parameter("model.layers.29.self_attn.q_proj.weight"),
+        after_first["model.layers.29.self_attn.q_proj.weight"],
+    )
     with torch.no_grad():  # restore: the module fixture is shared
         for n, p in model.named_parameters():
             p.copy_(before[n])

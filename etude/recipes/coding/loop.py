@@ -33,7 +33,7 @@ import json
 import random
 import shutil
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
@@ -66,7 +66,7 @@ from etude.recipes.device import newton_schulz_dtype, require_device
 from etude.rl.feedback import DETECTORS, Hint, JudgeDetector, detect_all
 from etude.rl.policy import HFPolicy
 from etude.rl.trajectory import HFChat, JsonlWriter, Trajectory
-from etude.rl.update import StepSettings, rl_update
+from etude.rl.update import StepSettings, has_signal, rl_update
 from etude.serving.backends import HFBackend, OpenAIBackend
 from etude.serving.weight_sync import ServedPolicy
 from etude.synth.errors import SynthError
@@ -330,6 +330,44 @@ def update_settings(cfg: CodingConfig) -> StepSettings:
     )
 
 
+def policy_step(
+    model,
+    optimizer,
+    tok,
+    trained: list[tuple[Trajectory, int, list[Hint]]],
+    settings: StepSettings,
+    reference=None,
+) -> dict:
+    """The iteration's RL update of `model` on its `trained` (trajectory, group, hints)
+    triples, or none: with no trajectory, or none of the update's signal (`has_signal`: every
+    group's rewards equal, no distilled hint, no KL or effort term), no optimizer step is
+    taken, because Muon normalizes its step: one on zero gradients would move the weights at
+    full size along the last update's momentum. Returns the update's metrics, or
+    {"skipped": why, "trajectories": 0, "errors": [...]}."""
+    if not trained:
+        return {
+            "skipped": "no trajectory",
+            "errors": ["no trajectory to train on"],
+            "trajectories": 0,
+        }
+    trajectories, groups, hints = map(list, zip(*trained))
+    if not has_signal(trajectories, groups, hints, settings):
+        return {"skipped": "no signal", "errors": [], "trajectories": 0}
+    model.train()
+    step = rl_update(
+        HFPolicy(model),
+        optimizer,
+        HFChat(tok),
+        trajectories,
+        groups,
+        hints,
+        settings,
+        reference=HFPolicy(reference) if reference is not None else None,
+    )
+    model.eval()
+    return step
+
+
 def run_iteration(
     it: int,
     cfg: CodingConfig,
@@ -365,23 +403,7 @@ def run_iteration(
     )
 
     start = time.perf_counter()
-    step_settings = update_settings(cfg)
-    if trained:
-        trajectories, groups, hints = map(list, zip(*trained))
-        model.train()
-        step = rl_update(
-            HFPolicy(model),
-            optimizer,
-            HFChat(tok),
-            trajectories,
-            groups,
-            hints,
-            step_settings,
-            reference=HFPolicy(reference) if reference is not None else None,
-        )
-        model.eval()
-    else:
-        step = {"skipped": True, "errors": ["no trajectory to train on"], "trajectories": 0}
+    step = policy_step(model, optimizer, tok, trained, update_settings(cfg), reference)
     times["training"] = time.perf_counter() - start
     if served is not None:
         start = time.perf_counter()
@@ -447,6 +469,19 @@ RATIO_KEYS = (
 )
 
 
+def reward_spread(records: list[dict]) -> dict:
+    """How many groups (episodes of one task sampled together) there were and in how many
+    the rewards differ: a group-relative advantage is non-zero only there, so that is how
+    many groups the update's policy-gradient term learns from (hint and KL terms aside)."""
+    by_group: dict[int, set[float]] = defaultdict(set)
+    for r in records:
+        by_group[r["group"]].add(r["reward"])
+    return {
+        "groups": len(by_group),
+        "groups_with_spread": sum(len(rewards) > 1 for rewards in by_group.values()),
+    }
+
+
 def summarize(it: int, records: list[dict], step: dict, times: dict, judged: bool = False) -> dict:
     """The per-iteration summary: tasks, rewards, tool use, turns and tokens, hacks, hints
     by category, KL, the update's ratio statistics, times and episodes per minute (of
@@ -463,6 +498,7 @@ def summarize(it: int, records: list[dict], step: dict, times: dict, judged: boo
         "episode_errors": [r["error"] for r in records if r["error"]],
         **episode_figures(records),
         "rewards": [r["reward"] for r in records],
+        **reward_spread(records),
         "hacks_found": sum(bool(r["zeroed_by"]) for r in records),
         "findings_by_category": dict(Counter(f["category"] for f in findings)),
         "hints_by_category": dict(Counter(h["category"] for r in records for h in r["hints"])),
@@ -471,6 +507,7 @@ def summarize(it: int, records: list[dict], step: dict, times: dict, judged: boo
         "ref_kl": step.get("ref_kl"),
         "distill_loss": step.get("distill_loss"),
         "ratios": {k: step[k] for k in RATIO_KEYS if k in step},
+        "update_skipped": step.get("skipped"),
         "trained_trajectories": step.get("trajectories", 0),
         "trained_tokens": step.get("tokens", 0),
         "train_errors": step.get("errors", []),
@@ -500,6 +537,10 @@ def print_summary(summary: dict, console: Console) -> None:
             (
                 "reward mean (graded)",
                 f"{summary['reward_mean']:.3f} ({summary['graded_reward_mean']:.3f})",
+            ),
+            (
+                "groups with a reward spread",
+                f"{summary['groups_with_spread']} of {summary['groups']}",
             ),
             ("first turns calling a tool", _rate(summary["tool_call_rate"])),
             ("tool errors", _errors(summary["tool_errors"])),
