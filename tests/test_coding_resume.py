@@ -172,10 +172,23 @@ def weights(model) -> dict:
 def test_killed_run_resumes_where_it_stopped(smollm2_tokenizer, tmp_path, monkeypatch):
     """Killed while checkpointing iteration 2 of 2: a plain rerun is refused, a resume with
     a changed learning rate is refused, `--resume` runs iteration 2 only, and the result
-    equals an uninterrupted run's; extending to 3 iterations runs just the 3rd."""
+    equals an uninterrupted run's; extending to 3 iterations runs just the 3rd. A random
+    policy earns no reward, so the grader is replaced by a reward read off the episode's
+    text: every iteration's group has a spread and takes a Muon step (whose momentum the
+    resume must restore)."""
     tokenizer = smollm2_tokenizer
+
+    def text_reward(task_dir, episode, kind, time_limit_s):
+        return {"reward": len(json.dumps(episode.messages)) % 101 / 100}
+
+    monkeypatch.setattr(loop, "grade_episode", text_reward)
     straight = tiny_model(tokenizer)
+    before = weights(straight)
     reference = loop.train(config(tmp_path / "straight", 2), policy=(straight, tokenizer))
+    assert [s["groups_with_spread"] for s in reference] == [1, 1]
+    assert [s["update_skipped"] for s in reference] == [None, None]
+    name = "model.layers.1.self_attn.q_proj.weight"
+    assert not torch.equal(straight.get_parameter(name), before[name])
 
     run = tmp_path / "run"
     real_save = loop.save_checkpoint
@@ -189,7 +202,7 @@ def test_killed_run_resumes_where_it_stopped(smollm2_tokenizer, tmp_path, monkey
     monkeypatch.setattr(loop, "save_checkpoint", killed_at_2)
     with pytest.raises(Killed):
         loop.train(config(run, 2), policy=(tiny_model(tokenizer), tokenizer))
-    monkeypatch.undo()
+    monkeypatch.setattr(loop, "save_checkpoint", real_save)
     metrics = run / "metrics.jsonl"
     assert [json.loads(line)["iteration"] for line in metrics.read_text().splitlines()] == [1]
     finished = {p: os.stat(p).st_mtime_ns for p in run.glob("iter_0001/*.jsonl")}
