@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The warm start and a longer RL run of benchmarks/coding_agent_learning.py on one H200
-# (never needed for CI), on the recipe measured last on CPU (docs/coding-loop.md, "Top
-# demonstrations"): the curriculum of the example repository and six sdists split with
+# (never needed for CI), on the recipe measured last on CPU (docs/coding-agent-learning.md,
+# "Top demonstrations"): the curriculum of the example repository and six sdists split with
 # split seed 1, one top-style demonstration per train task cut through its last write, SFT
 # on every layer (30 steps of 4 at Muon lr 0.01), then RL from it (groups of 4 on 4 tasks an
 # iteration) on 3 seeds, 2 episodes per held-out task. With `--device cuda` the policy
