@@ -61,9 +61,10 @@ whether it changed the workspace and the tools it called (`heldout_episodes`, re
 workspace (`heldout_changed_workspace_share`: only those are graded).
 
 `--concurrency` sets the loop's `rollout.concurrency` and `reward.grade_concurrency` (for a
-machine with more cores). `--device cuda` puts the policy on the GPU for SFT, the sampling
-of every turn and RL's update (the loop's `model.device`); episodes, grading and the
-monitor stay on the CPU.
+machine with more cores). `--passes` and `--ref-kl` set RL's `loss.passes` (optimizer steps
+per batch) and `loss.ref_kl` (the weight of the KL towards the warm start). `--device cuda`
+puts the policy on the GPU for SFT, the sampling of every turn and RL's update (the loop's
+`model.device`); episodes, grading and the monitor stay on the CPU.
 
 Resumable: every stage keeps its output under `--out` and is skipped when present (the
 seeds' RL runs resume from their checkpoints). Writes
@@ -391,6 +392,8 @@ def loop_config(
         ("rollout", "group_size", args.group_size),
         ("rollout", "tasks_per_iteration", args.tasks_per_iteration),
         ("loss", "max_tokens", args.context),  # else an episode that fills it is not trained on
+        ("loss", "passes", args.passes),
+        ("loss", "ref_kl", args.ref_kl),
         ("model", "device", args.device),
         ("rollout", "concurrency", args.concurrency),
         ("reward", "grade_concurrency", args.concurrency),
@@ -597,6 +600,10 @@ def main() -> None:
     parser.add_argument("--group-size", type=int, default=0, help="RL rollout.group_size")
     parser.add_argument(
         "--tasks-per-iteration", type=int, default=0, help="RL rollout.tasks_per_iteration"
+    )
+    parser.add_argument("--passes", type=int, default=0, help="RL loss.passes (0: config's)")
+    parser.add_argument(
+        "--ref-kl", type=float, default=0.0, help="RL loss.ref_kl: KL towards the warm start"
     )
     parser.add_argument("--key", default="", help="store the run under this key")
     parser.add_argument("--samples", type=int, default=4, help="first turns per held-out task")
