@@ -67,6 +67,7 @@ def test_warm_start_and_heldout_evaluation(smollm2_tokenizer, tmp_path, monkeypa
     monkeypatch.setattr(loop, "run_iteration", spy_iteration)
     monkeypatch.setattr(loop, "evaluate", spy_evaluate)
     monkeypatch.setattr(loop, "rl_update", moving_update)
+    monkeypatch.setattr(loop, "has_signal", lambda *args: True)  # the update runs
     run = tmp_path / "run"
 
     def cfg(iterations: int):
