@@ -153,6 +153,7 @@ def iteration_record(rl: Path, summary: dict) -> dict:
         "ends": summary["ends"],
         "hints_by_category": summary["hints_by_category"],
         "rl_loss": summary["rl_loss"],
+        "ref_kl": summary.get("ref_kl"),  # loss.ref_kl's term at the last pass (None: off)
         "ratios": summary["ratios"],
         "logprob_shift": shift,
         "seconds": summary["seconds"],
