@@ -249,12 +249,13 @@ def build_parser() -> argparse.ArgumentParser:
     demos.add_argument(
         "--style",
         # demonstrations.STYLES (importing it loads torch)
-        choices=("varied", "plain", "grounded", "top", "top_quick"),
+        choices=("varied", "plain", "grounded", "top", "top_quick", "top_check_first"),
         default="varied",
         help="the solver's style: varied; plain (read, edit, run, answer); grounded (plain, "
         "with no line number or anchor the episode has not shown); top (grounded, every edit "
         "in the file's top: new definitions after the imports); top_quick (top, then only "
-        "the import check and the answer)",
+        "the import check and the answer); top_check_first (top_quick, with the import check "
+        "run first as well, where it fails)",
     )
     demos.set_defaults(run=_run_demonstrations)
 

@@ -12,7 +12,7 @@ import pytest
 
 from etude.cli import build_parser
 from etude.envs import workspace_ops
-from etude.envs.coding import TOOL_NOT_FOUND
+from etude.envs.coding import TOOL_NOT_FOUND, command_exit_code
 from etude.envs.workspace_ops import MAX_READ_LINES
 from etude.monitor import monitor_trajectory, parse_line
 from etude.recipes.coding.curriculum import (
@@ -335,22 +335,33 @@ def test_the_quick_answer_claims_no_test_run():
 
 
 @pytest.mark.slow
-def test_quick_demonstrations_end_with_the_import_check_and_an_answer(curriculum, tmp_path):
+@pytest.mark.parametrize("style", ["top_quick", "top_check_first"])
+def test_quick_demonstrations_end_with_the_import_check_and_an_answer(curriculum, tmp_path, style):
     """`style="top_quick"` in the real environment: the top path's edits, then only the import
-    check (no test suite), then the answer; graded 1.0, no monitor finding."""
+    check (no test suite), then the answer; graded 1.0, no monitor finding.
+    `"top_check_first"` runs the same check before its reads too, where the environment
+    reports it failing, and still answers that it works: after the second, passing run."""
     (task_dir,) = split_dirs(curriculum, "train")[:1]
     out = tmp_path / "quick.jsonl"
-    assert build_demonstrations([task_dir], out, seed=0, style="top_quick") == {
+    assert build_demonstrations([task_dir], out, seed=0, style=style) == {
         "kept": 1,
         "dropped": [],
     }
     (record,) = [json.loads(line) for line in out.read_text().splitlines()]
     assert record["reward"] == 1.0 and record["findings"] == [] and record["end"] == "answer"
-    calls = [m["tool_calls"][0]["function"] for m in record["messages"] if m.get("tool_calls")]
-    assert calls[0]["name"] == "read_file" and calls[-1]["name"] == "run_command"
+    turns = [m for m in record["messages"] if m.get("tool_calls")]
+    calls = [m["tool_calls"][0]["function"] for m in turns]
+    outputs = [m["content"] for m in record["messages"] if m["role"] == "tool"]
     command = json.loads(calls[-1]["arguments"])["command"]
     assert command.startswith("python -c ") and "pytest" not in command
-    assert [c["name"] for c in calls].count("run_command") == 1
+    assert calls[-1]["name"] == "run_command" and command_exit_code(outputs[-1]) == 0
+    if style == "top_quick":
+        assert calls[0]["name"] == "read_file"
+        assert [c["name"] for c in calls].count("run_command") == 1
+    else:
+        assert calls[0] == calls[-1] and calls[1]["name"] == "read_file"
+        assert command_exit_code(outputs[0]) == 1 and "ImportError" in outputs[0]
+        assert [c["name"] for c in calls].count("run_command") == 2
     assert record["messages"][-1]["content"].endswith("works. I did not run the tests.")
 
 
@@ -428,7 +439,9 @@ def test_solver_styles_plain_and_grounded(curriculum, tmp_path):
     assert build_parser().parse_args(args).style == "grounded"
     with pytest.raises(SystemExit):  # the command line offers the solver's styles only
         build_parser().parse_args([*args[:-1], "straight"])
-    assert STYLES == ("varied", "plain", "grounded", "top", "top_quick")
+    assert STYLES == ("varied", "plain", "grounded", "top", "top_quick", "top_check_first")
+    for style in STYLES:  # the command line's choices (it does not import STYLES)
+        assert build_parser().parse_args([*args[:-1], style]).style == style
 
 
 @pytest.mark.slow

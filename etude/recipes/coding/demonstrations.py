@@ -31,7 +31,12 @@ other change below the top has no "top" path. "top_quick" is the top path that s
 after its last edit it runs only the import check (no test suite: its output is a few tokens
 where pytest's fills a small model's context) and answers at once, saying it did not run the
 tests (`quick_summary`), so that a whole demonstration fits a short episode and shows the
-policy how an episode ends after its edits.
+policy how an episode ends after its edits. "top_check_first" is "top_quick" that runs the
+import check before its reads as well: it fails (the feature is deleted), and the episode
+reads, edits and runs it again before it answers, so the policy sees what follows a failing
+check (a read and an edit) besides what follows a passing one (the answer). A policy
+warm-started on "top_quick" alone answered that the import works after the check printed a
+traceback (the monitor's `import_claim_after_failure`), having seen only passing checks.
 Reads keep to the read tool's cap (`MAX_READ_LINES` a reply): a longer file is read around
 the feature's place and edited, never written whole, so no demonstration shows the policy
 a reply or a turn that a long file would not fit in a small model's context.
@@ -84,7 +89,7 @@ _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 _PASSED = re.compile(r"(\d+) passed")
 _NO_TESTS_COLLECTED = 5  # pytest's exit status
 READ_WINDOW = 40  # lines read around the feature's place in a file too long to read whole
-STYLES = ("varied", "plain", "grounded", "top", "top_quick")
+STYLES = ("varied", "plain", "grounded", "top", "top_quick", "top_check_first")
 _DEFINITION = re.compile(r"\s*(?:async\s+)?(def|class)\s+(\w+)")
 
 
@@ -434,7 +439,7 @@ GROUNDED_CALLS = {  # style -> (its calls for one file, why a file may have none
     ),
     "top": (top_calls, "a change below a long file's top that is not a definition or entry"),
 }
-GROUNDED_CALLS["top_quick"] = GROUNDED_CALLS["top"]
+GROUNDED_CALLS["top_quick"] = GROUNDED_CALLS["top_check_first"] = GROUNDED_CALLS["top"]
 
 
 class NoGroundedPath(ValueError):
@@ -451,7 +456,8 @@ class ScriptedSolver:
             raise ValueError(f"unknown solver style {style!r}: one of {', '.join(STYLES)}")
         self.task = load_task(task_dir)
         self.plain = style != "varied"
-        self.quick = style == "top_quick"
+        self.quick = style in ("top_quick", "top_check_first")
+        self.check_first = style == "top_check_first"
         reference = Path(task_dir) / "hidden" / "reference"
         files = {rel: (reference / rel).read_text() for rel in self.task["modified_files"]}
         self.target = paraphrase(self.task, files)
@@ -525,6 +531,8 @@ class ScriptedSolver:
             yield self._call("search_files", pattern=rf"\b{feature}\b")
         command = self._check_command()
         if self.grounded is not None:
+            if self.check_first and import_check(task):  # fails: the feature is deleted
+                yield self._call("run_command", command=import_check(task))
             for rel in files:
                 for name, arguments in self.grounded[rel]:
                     yield self._call(name, **arguments)
