@@ -328,7 +328,7 @@ def test_has_signal_needs_a_reward_spread_in_a_group_or_a_distilled_hint():
     assert not has_signal(trajs, groups, hint, default)  # mode, advantage weighting
     assert not has_signal(trajs, groups, hint, StepSettings())  # λ 0: the hint is unused
     assert has_signal(trajs, groups, none, StepSettings(effort_alpha=0.5))
-    assert has_signal(trajs, groups, none, StepSettings(ref_kl=0.1))
+    assert not has_signal(trajs, groups, none, StepSettings(ref_kl=0.1))  # it only restrains
 
 
 def test_sampled_nll_is_the_mean_negative_log_prob_of_the_sampled_tokens():

@@ -172,11 +172,16 @@ def scheduled(settings: StepSettings, step: int, steps: int) -> StepSettings:
 def has_signal(
     trajs: list[Trajectory], groups: list[int], hints: list[list[Hint]], settings: StepSettings
 ) -> bool:
-    """Whether an update on this batch has any gradient: some group's rewards differ (so some
-    advantage is non-zero, "advantage_weight" credit included), or a hint reaches a mode
-    with a distillation term ("kl", "gated" with a non-zero λ). With effort shaping, which
-    can separate equal rewards by length, or a reference KL, every batch counts."""
-    if settings.effort_alpha or settings.ref_kl:
+    """Whether an update on this batch has a signal to learn from: some group's rewards
+    differ (so some advantage is non-zero, "advantage_weight" credit included), or a hint
+    reaches a mode with a distillation term ("kl", "gated" with a non-zero λ). With effort
+    shaping, which can separate equal rewards by length, every batch counts. A reference KL
+    (`ref_kl`) alone does not: it restrains a step that learns, and Muon, which normalizes
+    its step and keeps momentum, turns its small gradient into a full-size step mostly
+    along earlier updates' momentum; measured on a coding-loop batch, such a step moved
+    the weights away from the reference and raised the KL it was meant to lower
+    (benchmarks/kl_only_step.py)."""
+    if settings.effort_alpha:
         return True
     by_group: dict[int, set[float]] = {}
     for t, g in zip(trajs, groups):

@@ -340,10 +340,10 @@ def policy_step(
 ) -> dict:
     """The iteration's RL update of `model` on its `trained` (trajectory, group, hints)
     triples, or none: with no trajectory, or none of the update's signal (`has_signal`: every
-    group's rewards equal, no distilled hint, no KL or effort term), no optimizer step is
-    taken, because Muon normalizes its step: one on zero gradients would move the weights at
-    full size along the last update's momentum. Returns the update's metrics, or
-    {"skipped": why, "trajectories": 0, "errors": [...]}."""
+    group's rewards equal, no distilled hint, no effort term; a reference KL alone is none),
+    no optimizer step is taken, because Muon normalizes its step: one on zero or tiny
+    gradients would move the weights at full size along the last update's momentum.
+    Returns the update's metrics, or {"skipped": why, "trajectories": 0, "errors": [...]}."""
     if not trained:
         return {
             "skipped": "no trajectory",
