@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import shutil
 import statistics
 import tomllib
@@ -53,6 +52,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from coding_agent_learning import evaluate_weights, heldout_episodes
+from results_file import store
 
 RESULT = Path(__file__).parent / "results" / "coding_rl_train_tasks.json"
 LOOP_CONFIG = Path(__file__).parents[1] / "configs" / "coding-smol.toml"
@@ -259,8 +259,7 @@ def main() -> None:
 
 
 def save(key: str, settings: dict, rl: Path, heldout: dict | None = None) -> None:
-    """Store the loop run in `rl` so far under `key` of RESULT, through a temporary file
-    and a rename so that an interrupted write leaves the previous file whole."""
+    """Store the loop run in `rl` so far under `key` of RESULT."""
     summaries = [json.loads(x) for x in (rl / "metrics.jsonl").read_text().splitlines()]
     run = {"settings": settings, "iterations": [iteration_record(rl, s) for s in summaries]}
     result = json.loads(RESULT.read_text()) if RESULT.is_file() else {}
@@ -269,14 +268,7 @@ def save(key: str, settings: dict, rl: Path, heldout: dict | None = None) -> Non
         heldout = stored  # a rerun without --heldout keeps what still describes the weights
     if heldout is not None:
         run["heldout_after"] = heldout
-    result |= {
-        "benchmark": "coding_rl_train_tasks",
-        "machine": {"platform": platform.platform(), "python": platform.python_version()},
-        key: run,
-    }
-    partial = RESULT.with_suffix(".json.partial")
-    partial.write_text(json.dumps(result, indent=2) + "\n")
-    partial.replace(RESULT)
+    store(RESULT, "coding_rl_train_tasks", key, run)
     last = run["iterations"][-1]
     print(f"iteration {last['iteration']}: reward {last['reward_mean']}", last["rewards_by_task"])
 

@@ -24,12 +24,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import time
 from dataclasses import replace
 from pathlib import Path
 
 import torch
+from results_file import store
 
 RESULT = Path(__file__).parent / "results" / "kl_only_step.json"
 
@@ -176,15 +176,7 @@ def main() -> None:
         torch.cat([d.flatten() for d in to_reference]).norm().item(), 5
     )
     result["seconds"] = round(time.perf_counter() - start, 1)
-    stored = json.loads(RESULT.read_text()) if RESULT.is_file() else {}
-    stored |= {
-        "benchmark": "kl_only_step",
-        "machine": {"platform": platform.platform(), "python": platform.python_version()},
-        args.key: result,
-    }
-    partial = RESULT.with_suffix(".json.partial")
-    partial.write_text(json.dumps(stored, indent=2) + "\n")
-    partial.replace(RESULT)
+    store(RESULT, "kl_only_step", args.key, result)
     print(json.dumps(result, indent=2))
 
 
