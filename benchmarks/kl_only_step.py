@@ -61,11 +61,9 @@ def cosine(a: list[torch.Tensor], b: list[torch.Tensor]) -> float:
 
 
 def main() -> None:
-    from etude.optim import Muon
     from etude.recipes.coding.checkpoint import load_checkpoint, load_weights
     from etude.recipes.coding.config import parse_config
-    from etude.recipes.coding.loop import trainable_parameters, update_settings
-    from etude.recipes.device import newton_schulz_dtype
+    from etude.recipes.coding.loop import build_optimizer, reward_spread, update_settings
     from etude.rl.advantages import group_advantages
     from etude.rl.policy import HFPolicy
     from etude.rl.trajectory import HFChat, Trajectory
@@ -91,9 +89,7 @@ def main() -> None:
 
     records = [json.loads(x) for x in graded.read_text().splitlines() if x.strip()]
     trajectories = [Trajectory.from_dict(r) for r in records]
-    tasks = sorted({r["task_id"] for r in records})
-    groups = [tasks.index(r["task_id"]) for r in records]
-    spread = sum(len({r["reward"] for r in records if r["task_id"] == t}) > 1 for t in tasks)
+    groups = [r["group"] for r in records]  # the loop's groups: one task's episodes
     advantages = group_advantages(
         torch.tensor([r["reward"] for r in records]), torch.tensor(groups)
     )
@@ -104,23 +100,19 @@ def main() -> None:
     reference.eval()
 
     def loaded(zero_momentum: bool):
-        """The run's model and optimizer as its checkpoint stores them."""
+        """The run's model and optimizer as its checkpoint stores them, and the matrices
+        Muon trains (those with a momentum buffer)."""
         model, _ = load_smollm2()
-        named = trainable_parameters(model, cfg.optim.train_layers)
-        optimizer = Muon(
-            named,
-            lr=cfg.optim.lr,
-            adamw_lr=cfg.optim.adamw_lr,
-            weight_decay=cfg.optim.weight_decay,
-            ns_dtype=newton_schulz_dtype("cpu"),
-        )
+        optimizer = build_optimizer(model, cfg)
         load_checkpoint(checkpoint, model, optimizer)
         if zero_momentum:
             for state in optimizer.state.values():
                 if "momentum_buffer" in state:
                     state["momentum_buffer"].zero_()
         matrices = [
-            (n, p) for n, p in named if p.ndim == 2 and "momentum_buffer" in optimizer.state[p]
+            (n, p)
+            for n, p in model.named_parameters()
+            if "momentum_buffer" in optimizer.state.get(p, {})
         ]
         return model, optimizer, matrices
 
@@ -136,8 +128,7 @@ def main() -> None:
         "run": str(run),
         "iteration": args.iteration,
         "episodes": len(records),
-        "groups": len(tasks),
-        "groups_with_spread": spread,
+        **reward_spread(records),
         "advantages_nonzero": int((advantages.abs() > 1e-9).sum()),
         "ref_kl_weight": cfg.loss.ref_kl,
         "lr": cfg.optim.lr,

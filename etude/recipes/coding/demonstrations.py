@@ -531,13 +531,13 @@ class ScriptedSolver:
             yield self._call("search_files", pattern=rf"\b{feature}\b")
         command = self._check_command()
         if self.grounded is not None:
-            if self.check_first and import_check(task):  # fails: the feature is deleted
-                yield self._call("run_command", command=import_check(task))
+            found = import_check(task)
+            if self.check_first and found:  # fails: the feature is deleted
+                yield self._call("run_command", command=found)
             for rel in files:
                 for name, arguments in self.grounded[rel]:
                     yield self._call(name, **arguments)
             if self.quick:
-                found = import_check(task)
                 if found:
                     yield self._call("run_command", command=found)
                 output = _last_output(self._messages) if found else None

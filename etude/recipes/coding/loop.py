@@ -619,6 +619,20 @@ def _start(cfg: CodingConfig, resume: bool) -> Path | None:
     return checkpoint
 
 
+def build_optimizer(model, cfg: CodingConfig):
+    """Muon (AdamW for embeddings and norms) over the parameters `optim.train_layers`
+    trains, under the config's `optim` settings."""
+    from etude.optim import Muon
+
+    return Muon(
+        trainable_parameters(model, cfg.optim.train_layers),
+        lr=cfg.optim.lr,
+        adamw_lr=cfg.optim.adamw_lr,
+        weight_decay=cfg.optim.weight_decay,
+        ns_dtype=newton_schulz_dtype(cfg.model.device),
+    )
+
+
 def start_reference(cfg: CodingConfig, model, resumed: bool):
     """The frozen model of `loss.ref_kl`'s term (None when it is 0): the weights the run
     started from. `model` must hold them on a new run; a resumed run's `model` holds the
@@ -644,7 +658,6 @@ def train(
     error."""
     import torch
 
-    from etude.optim import Muon
     from etude.serving.hf_model import load_smollm2
 
     console = console or Console(stderr=True)
@@ -665,13 +678,7 @@ def train(
     out.mkdir(parents=True, exist_ok=True)
     tasks = find_tasks(cfg, console)
     heldout = find_heldout(cfg)
-    optimizer = Muon(
-        trainable_parameters(model, cfg.optim.train_layers),
-        lr=cfg.optim.lr,
-        adamw_lr=cfg.optim.adamw_lr,
-        weight_decay=cfg.optim.weight_decay,
-        ns_dtype=newton_schulz_dtype(cfg.model.device),
-    )
+    optimizer = build_optimizer(model, cfg)
     done, last = 0, None
     if checkpoint is not None:
         state = load_checkpoint(checkpoint, model, optimizer)
