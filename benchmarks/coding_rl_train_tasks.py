@@ -19,7 +19,8 @@ pi_sampler (the sampler is the policy before the update: the loop's ratios are 1
 sum (the episode's change of log-probability), by the sign of the episode's advantage; a
 policy-gradient step should raise the episodes that beat their task's mean and lower the
 others. `--passes` and `--aggregation` set the update's `loss.passes` (optimizer steps per
-batch) and `loss.aggregation`, `--ref-kl` the weight of the KL towards the warm start
+batch) and `loss.aggregation`, `--negative-weight` the factor on negative advantages
+(`loss.negative_weight`), `--ref-kl` the weight of the KL towards the warm start
 (`loss.ref_kl`); `--no-hints` weighs no hint category (plain GRPO, no teacher
 pass). Resumable: a rerun with more `--iterations` continues the loop from its checkpoint,
 and a held-out evaluation already run for the last iteration is reused.
@@ -93,23 +94,30 @@ SHIFT = "logprob_shift.json"  # in iter_NNNN/: measured right after that iterati
 
 def logprob_shift(weights: Path, graded: Path, max_tokens: int) -> dict:
     """How one update moved the policy (the weights in `weights`, after it) on the episodes
-    it trained on (`graded`, the iteration's graded.jsonl, sampled before it): per episode,
-    the mean over its sampled tokens of log pi_after - log pi_sampler, grouped by the sign of
-    its advantage (reward minus its task's mean reward), and its sum over the episode
+    it trained on (`graded`, the iteration's graded.jsonl, sampled before it): see
+    `episode_shifts`."""
+    from etude.recipes.sft import load_policy
+
+    model, tok = load_policy(str(weights))
+    records = [json.loads(x) for x in graded.read_text().splitlines() if x.strip()]
+    return episode_shifts(model, tok, records, max_tokens)
+
+
+def episode_shifts(model, tok, records: list[dict], max_tokens: int) -> dict:
+    """How `model` differs from the sampler of `records` (graded episodes) on them: per
+    episode, the mean over its sampled tokens of log pi_model - log pi_sampler, grouped by the
+    sign of its advantage (reward minus its task's mean reward), and its sum over the episode
     (`sequence_mean`: the change of the episode's log-probability, in nats); episodes over
     `max_tokens` (the update's `loss.max_tokens`) are left out as the update leaves them
     out."""
     import torch
 
-    from etude.recipes.sft import load_policy
     from etude.rl.advantages import group_advantages
     from etude.rl.loss import token_logprobs
     from etude.rl.trajectory import HFChat, Trajectory, tokenize
 
-    model, tok = load_policy(str(weights))
     model.eval()
     chat = HFChat(tok)
-    records = [json.loads(x) for x in graded.read_text().splitlines() if x.strip()]
     tasks = sorted({r["task_id"] for r in records})
     advantages = group_advantages(  # the update's groups: one per task
         torch.tensor([r["reward"] for r in records]),
@@ -203,6 +211,9 @@ def main() -> None:
     parser.add_argument("--passes", type=int, default=1, help="optimizer steps per batch")
     parser.add_argument("--aggregation", default="token", choices=AGGREGATIONS)
     parser.add_argument(
+        "--negative-weight", type=float, default=1.0, help="loss.negative_weight (1: GRPO)"
+    )
+    parser.add_argument(
         "--ref-kl", type=float, default=0.0, help="loss.ref_kl: KL towards the warm start"
     )
     parser.add_argument(
@@ -240,6 +251,7 @@ def main() -> None:
         "max_tokens": args.context,
         "passes": args.passes,
         "aggregation": args.aggregation,
+        "negative_weight": args.negative_weight,
         "ref_kl": args.ref_kl,
     }
     if args.no_hints:  # no category weighted and none given a mode: no teacher pass

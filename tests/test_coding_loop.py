@@ -179,6 +179,8 @@ def test_config_is_parsed_strictly(tmp_path):
         parse_config({"env": "coding", "loss": {"ref_kl": -0.1}})
     with pytest.raises(ValueError, match=r"loss\.passes must be at least 1"):
         parse_config({"env": "coding", "loss": {"passes": 0}})
+    with pytest.raises(ValueError, match=r"loss\.negative_weight must be >= 0"):
+        parse_config({"env": "coding", "loss": {"negative_weight": -1}})
     with pytest.raises(
         ValueError, match=r"loss\.aggregation must be one of \('token', 'sequence'\)"
     ):
@@ -186,14 +188,24 @@ def test_config_is_parsed_strictly(tmp_path):
 
 
 def test_the_loss_section_reaches_the_update():
-    """`loss.passes` (PPO epochs), `loss.aggregation` and `loss.ref_kl` are the update's,
-    as set."""
+    """`loss.passes` (PPO epochs), `loss.aggregation`, `loss.negative_weight` and
+    `loss.ref_kl` are the update's, as set."""
     default = update_settings(load_config(ROOT / "configs" / "coding-smol.toml"))
-    assert (default.passes, default.aggregation, default.ref_kl) == (1, "token", 0.0)
+    assert (default.passes, default.aggregation, default.negative_weight, default.ref_kl) == (
+        1,
+        "token",
+        1.0,
+        0.0,
+    )
     assert default.micro_batch == 1
-    loss = {"passes": 3, "aggregation": "sequence", "ref_kl": 0.05}
+    loss = {"passes": 3, "aggregation": "sequence", "negative_weight": 0.25, "ref_kl": 0.05}
     got = update_settings(parse_config({"env": "coding", "loss": loss}))
-    assert (got.passes, got.aggregation, got.ref_kl) == (3, "sequence", 0.05)
+    assert (got.passes, got.aggregation, got.negative_weight, got.ref_kl) == (
+        3,
+        "sequence",
+        0.25,
+        0.05,
+    )
 
 
 @pytest.mark.slow

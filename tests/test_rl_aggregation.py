@@ -1,6 +1,8 @@
-"""The policy-gradient term's aggregation (`StepSettings.aggregation`): "sequence" averages
-each trajectory's tokens before the trajectories, "token" weighs every token the same; both
-against the loss written out by hand on a real policy."""
+"""How the policy-gradient term weighs its tokens and trajectories: its aggregation
+(`StepSettings.aggregation`: "sequence" averages each trajectory's tokens before the
+trajectories, "token" weighs every token the same) and the factor on negative advantages
+(`StepSettings.negative_weight`); each against the loss written out by hand on a real
+policy."""
 
 from __future__ import annotations
 
@@ -40,6 +42,33 @@ def test_the_policy_gradient_term_aggregates_as_configured(aggregation):
     (got,) = recorder.steps
     for g, w in zip(got, want):
         torch.testing.assert_close(g, w, rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("negative_weight", [0.0, 0.25])
+def test_negative_advantages_are_scaled_by_the_negative_weight(negative_weight):
+    policy = _policy()
+    tok, trajectories, _ = _hinted_batch(policy)  # rewards 1, 0: advantages ±0.5
+    recorder = GradientRecorder(policy.parameters())
+    settings = StepSettings(negative_weight=negative_weight)
+    rl_update(NativePolicy(policy), recorder, tok, trajectories, [0, 0], [[], []], settings)
+
+    policy.zero_grad()  # by hand: token aggregation, fresh sampler log-probs, ratio 1
+    sums, n_tokens = [], 0
+    for traj, adv in zip(trajectories, (0.5, -0.5 * negative_weight)):
+        tt = tokenize(traj.messages, tok)
+        lp = token_logprobs(policy(tt.tokens[None]), tt.tokens[None])[0]
+        sums.append(adv * lp[tt.trainable].sum())
+        n_tokens += int(tt.trainable.sum())
+    (-sum(sums) / n_tokens).backward()
+    want = [p.grad for p in policy.parameters() if p.grad is not None]
+    (got,) = recorder.steps
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g, w, rtol=1e-4, atol=1e-6)
+
+
+def test_a_negative_weight_below_zero_is_an_error_naming_it():
+    with pytest.raises(ValueError, match=r"negative_weight must be >= 0, got -0.5"):
+        StepSettings(negative_weight=-0.5)
 
 
 def test_an_unknown_aggregation_is_an_error_naming_it():

@@ -12,7 +12,7 @@ import torch
 
 from etude.recipes.toolgrid.policy import BytePolicy, muon_optimizer
 from etude.recipes.toolgrid.train import ModelSettings
-from etude.rl.advantages import group_advantages
+from etude.rl.advantages import group_advantages, weigh_negatives
 from etude.rl.effort import shape_lengths
 from etude.rl.feedback import DETECTORS, Hint, detect_all
 from etude.rl.loss import (
@@ -43,6 +43,13 @@ def test_group_advantages():
     torch.testing.assert_close(
         std[:3], torch.tensor([2 / 3, -1 / 3, -1 / 3]) / (r[:3].std() + 1e-6)
     )
+
+
+def test_weigh_negatives_scales_only_the_negative_advantages():
+    a = torch.tensor([2 / 3, -1 / 3, -1 / 3, 0.0])
+    torch.testing.assert_close(weigh_negatives(a, 0.25), torch.tensor([2 / 3, -1 / 12, -1 / 12, 0]))
+    torch.testing.assert_close(weigh_negatives(a, 0.0), torch.tensor([2 / 3, 0, 0, 0]))
+    torch.testing.assert_close(weigh_negatives(a, 1.0), a)
 
 
 def test_effort_shaping_prefers_short_successes_and_never_rewards_failing_fast():

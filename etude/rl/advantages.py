@@ -1,5 +1,5 @@
 """Group-relative advantages (GRPO / Dr. GRPO): each rollout's reward against the mean of the
-rollouts of the same task. Pure functions; rewards [N], group ids [N]."""
+rollouts of the same task. Pure functions; rewards [N], group ids [N], advantages [N]."""
 
 from __future__ import annotations
 
@@ -19,3 +19,12 @@ def group_advantages(rewards: Tensor, groups: Tensor, normalize_std: bool = Fals
             a = a / (r.std() + 1e-6)
         out[idx] = a
     return out
+
+
+def weigh_negatives(advantages: Tensor, weight: float) -> Tensor:
+    """The advantages with every negative one multiplied by `weight` (positive and zero ones
+    unchanged) [N]. 1 is plain GRPO; 0 learns only from the rollouts that beat their
+    group's mean, each by how much (filtered behaviour cloning with the group mean as the
+    baseline). Below 1 it keeps a step from being mostly a push down on the failures, whose
+    tokens — the tool-call format, the prompt's names — the successes share."""
+    return torch.where(advantages < 0, advantages * weight, advantages)

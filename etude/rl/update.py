@@ -33,7 +33,7 @@ import torch
 import torch.distributed as dist
 from torch import Tensor
 
-from etude.rl.advantages import group_advantages
+from etude.rl.advantages import group_advantages, weigh_negatives
 from etude.rl.batch import pad_batch
 from etude.rl.distill import estimate, teacher_advantage, teacher_path_length
 from etude.rl.effort import shape_lengths
@@ -93,7 +93,9 @@ class StepSettings:
     of the minibatch weighs the same, DAPO / Dr. GRPO: a long trajectory counts more) or
     "sequence" (each trajectory's tokens averaged first, then the trajectories, as GRPO:
     a long failed trajectory and a short successful one carry their advantages with the
-    same total weight);
+    same total weight); `negative_weight`: the factor on negative advantages
+    (`advantages.weigh_negatives`: 1 plain GRPO, 0 only the rollouts above their group's
+    mean are learnt from);
     `minibatches`/`passes`: optimizer steps per batch; `micro_batch`: trajectories per
     forward (0: a whole minibatch); `max_tokens`: longer trajectories are dropped (0: no
     limit)."""
@@ -118,6 +120,7 @@ class StepSettings:
     is_mode: str = "truncate"
     normalize_std: bool = False
     aggregation: str = "token"
+    negative_weight: float = 1.0
     ref_kl: float = 0.0
     effort_alpha: float = 0.0
     minibatches: int = 1
@@ -133,6 +136,8 @@ class StepSettings:
         for name in ("minibatches", "passes"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.negative_weight < 0:
+            raise ValueError(f"negative_weight must be >= 0, got {self.negative_weight}")
         if self.micro_batch < 0 or self.max_tokens < 0:
             raise ValueError("micro_batch and max_tokens must be 0 (off) or positive")
         check_modes(self.modes)
@@ -485,7 +490,9 @@ def rl_update(
     if settings.effort_alpha:
         lengths = torch.tensor([int(tt.trainable.sum()) for _, tt in kept])
         rewards = shape_lengths(rewards, lengths, group_ids, rewards > 0, settings.effort_alpha)
-    advantages = group_advantages(rewards, group_ids, settings.normalize_std)
+    advantages = weigh_negatives(
+        group_advantages(rewards, group_ids, settings.normalize_std), settings.negative_weight
+    )
     items = []
     for (i, tt), adv in zip(kept, advantages.tolist()):
         queries = hint_queries(trajectories[i], tt, tok, hints[i], settings, errors, i)

@@ -99,6 +99,9 @@ class LossSettings:
     # "token": every trainable token of the batch weighs the same; "sequence": each
     # trajectory's tokens averaged first (etude.rl.update.StepSettings)
     aggregation: str = "token"
+    # factor on negative advantages: 1 plain GRPO, 0 learns only from the episodes that beat
+    # their task's mean (etude.rl.advantages.weigh_negatives)
+    negative_weight: float = 1.0
     # weight of KL(policy || the weights this run started from: model.init or pretrained),
     # which holds what already works where a group has no spread; 0 = off
     ref_kl: float = 0.0
@@ -189,6 +192,7 @@ def parse_config(data: dict) -> CodingConfig:
         (cfg.loss.gate_temperature > 0, "loss.gate_temperature must be > 0"),
         (cfg.loss.passes >= 1, "loss.passes must be at least 1"),
         (cfg.loss.ref_kl >= 0, "loss.ref_kl must be >= 0 (0: off)"),
+        (cfg.loss.negative_weight >= 0, "loss.negative_weight must be >= 0"),
         (cfg.loss.aggregation in AGGREGATIONS, f"loss.aggregation must be one of {AGGREGATIONS}"),
         (cfg.optim.train_layers >= 0, "optim.train_layers must be >= 0"),
         (cfg.iterations >= 1, "iterations must be at least 1"),

@@ -325,6 +325,7 @@ def update_settings(cfg: CodingConfig) -> StepSettings:
         max_tokens=cfg.loss.max_tokens,
         passes=cfg.loss.passes,
         aggregation=cfg.loss.aggregation,
+        negative_weight=cfg.loss.negative_weight,
         ref_kl=cfg.loss.ref_kl,
         micro_batch=1,  # a 49k-token vocabulary makes a batch's logits large
     )
