@@ -17,9 +17,10 @@ Runs with hint categories weighted are refused: the replay passes no hints (run 
         --variant sequence:aggregation=sequence --variant winners_only:negative_weight=0 \\
         --key s26_six_tasks_iter1
 
-Writes benchmarks/results/update_replay.json: {"<key>": {"run", "episodes",
-"groups_with_spread", "advantages_nonzero", "as_run_max_difference", "variants": {"<name>":
-{"overrides", "logprob_shift": {"per_episode", "mean", "sequence_mean"}, "seconds"}}}}.
+Writes benchmarks/results/update_replay.json: {"<key>": {"run", "warm_start", "episodes",
+"groups", "groups_with_spread", "run_settings", "variants": {"<name>": {"overrides",
+"logprob_shift": {"per_episode", "mean", "sequence_mean"}, "seconds"}},
+"as_run_max_difference"}}.
 Resumable: variants already stored under the key are not run again.
 """
 
@@ -66,10 +67,13 @@ def parse_variant(text: str) -> tuple[str, dict]:
 def main() -> None:
     from etude.recipes.coding.checkpoint import load_weights
     from etude.recipes.coding.config import parse_config
-    from etude.recipes.coding.loop import build_optimizer, reward_spread, update_settings
-    from etude.rl.policy import HFPolicy
-    from etude.rl.trajectory import HFChat, Trajectory
-    from etude.rl.update import rl_update
+    from etude.recipes.coding.loop import (
+        build_optimizer,
+        policy_step,
+        reward_spread,
+        update_settings,
+    )
+    from etude.rl.trajectory import Trajectory
     from etude.serving.hf_model import load_smollm2
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -94,8 +98,8 @@ def main() -> None:
         raise SystemExit(f"--run {run} weighs hint categories; replay runs without hints only")
 
     records = [json.loads(x) for x in (first / "graded.jsonl").read_text().splitlines() if x]
-    trajectories = [Trajectory.from_dict(r) for r in records]
-    groups = [r["group"] for r in records]
+    # the loop's (trajectory, group, hints) triples: one group per task, no hints
+    trained = [(Trajectory.from_dict(r), r["group"], []) for r in records]
     recorded = json.loads((first / SHIFT).read_text())
     stored = json.loads(RESULT.read_text()).get(args.key, {}) if RESULT.is_file() else {}
     result = {
@@ -124,17 +128,7 @@ def main() -> None:
             load_weights(Path(cfg.model.init), reference)
             reference.requires_grad_(False).eval()
         optimizer = build_optimizer(model, cfg)
-        model.train()
-        rl_update(
-            HFPolicy(model),
-            optimizer,
-            HFChat(tok),
-            trajectories,
-            groups,
-            [[] for _ in trajectories],
-            step,
-            reference=HFPolicy(reference) if step.ref_kl else None,
-        )
+        policy_step(model, optimizer, tok, trained, step, reference if step.ref_kl else None)
         shift = episode_shifts(model, tok, records, cfg.loss.max_tokens)
         result["variants"][name] = {
             "overrides": overrides,
