@@ -62,7 +62,9 @@ workspace (`heldout_changed_workspace_share`: only those are graded).
 
 `--concurrency` sets the loop's `rollout.concurrency` and `reward.grade_concurrency` (for a
 machine with more cores). `--passes` and `--ref-kl` set RL's `loss.passes` (optimizer steps
-per batch) and `loss.ref_kl` (the weight of the KL towards the warm start). `--device cuda`
+per batch) and `loss.ref_kl` (the weight of the KL towards the warm start),
+`--negative-weight` its `loss.negative_weight` (the factor on negative advantages; 0:
+learn from the episodes that beat their task's mean only). `--device cuda`
 puts the policy on the GPU for SFT, the sampling of every turn and RL's update (the loop's
 `model.device`); episodes, grading and the monitor stay on the CPU.
 
@@ -402,6 +404,8 @@ def loop_config(
     ):
         if value:
             data[table][key] = value
+    if args.negative_weight is not None:  # 0 is a setting here (winners only), not "unset"
+        data["loss"]["negative_weight"] = args.negative_weight
     try:
         return parse_config(data)
     except ValueError as err:
@@ -604,6 +608,9 @@ def main() -> None:
     parser.add_argument("--passes", type=int, default=0, help="RL loss.passes (0: config's)")
     parser.add_argument(
         "--ref-kl", type=float, default=0.0, help="RL loss.ref_kl: KL towards the warm start"
+    )
+    parser.add_argument(
+        "--negative-weight", type=float, default=None, help="RL loss.negative_weight"
     )
     parser.add_argument("--key", default="", help="store the run under this key")
     parser.add_argument("--samples", type=int, default=4, help="first turns per held-out task")

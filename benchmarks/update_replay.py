@@ -13,8 +13,22 @@ Each `--variant NAME:FIELD=VALUE[,FIELD=VALUE]` overrides fields of the update's
 Runs with hint categories weighted are refused: the replay passes no hints (run them with
 `--no-hints`).
 
+`--fork NAME=OUT` (repeatable) also writes, from variant NAME, the run as it would have been had its
+first update been that variant: `OUT/tasks` (the run's tasks) and `OUT/rl` (its
+`iter_0001` with the variant's `logprob_shift.json`, the metrics line the loop would have
+written, and a checkpoint of iteration 1 holding the variant's weights and optimizer state,
+the run's RNG states and its config with the variant's `loss` fields). So two updates are
+compared on the same first batch: `coding_rl_train_tasks.py --out OUT` with the variant's
+settings and more `--iterations` resumes the fork, and the run itself resumes as before.
+The run's checkpoint must still be that of iteration 1, where the RNG states are those
+after the first update. The fork of `as_run` holds the run's own checkpoint (the same
+weights and optimizer state).
+
     .venv/bin/python benchmarks/update_replay.py --run runs/i16q/rl \\
         --variant sequence:aggregation=sequence --variant winners_only:negative_weight=0 \\
+        --key s26_six_tasks_iter1
+    .venv/bin/python benchmarks/update_replay.py --run runs/i16q/rl \\
+        --variant winners_only:negative_weight=0 --fork winners_only=runs/i16r \\
         --key s26_six_tasks_iter1
 
 Writes benchmarks/results/update_replay.json: {"<key>": {"run", "warm_start", "episodes",
@@ -28,6 +42,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
+import shutil
 import time
 from dataclasses import MISSING, fields, replace
 from pathlib import Path
@@ -64,8 +80,48 @@ def parse_variant(text: str) -> tuple[str, dict]:
     return name, overrides
 
 
+def write_fork(out: Path, run: Path, cfg, overrides: dict, model, tok, optimizer, replay: dict):
+    """The run in `run` continued by the replayed variant (`overrides` of `cfg.loss`,
+    `model` and `optimizer` after its update, `replay` = {"step", "shift", "seconds"}) as a
+    loop run directory `out/rl` (its tasks in `out/tasks`) at iteration 1. Built in
+    `out.partial` and renamed: `out` is whole or absent."""
+    from etude.recipes.coding.checkpoint import read_state, save_checkpoint
+    from etude.recipes.coding.loop import summarize
+    from etude.recipes.coding.report import write_report
+    from etude.rl.trajectory import JsonlWriter
+
+    staging = out.with_name(out.name + ".partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    rl, first = staging / "rl", run / "iter_0001"
+    shutil.copytree(cfg.tasks.tasks_dir, staging / "tasks")
+    shutil.copytree(first, rl / "iter_0001")
+    (rl / "iter_0001" / SHIFT).write_text(json.dumps(replay["shift"]) + "\n")
+    forked = replace(  # the paths it will have once renamed
+        cfg,
+        out_dir=str(out / "rl"),
+        tasks=replace(cfg.tasks, tasks_dir=str(out / "tasks")),
+        loss=replace(cfg.loss, **overrides),
+    )
+    ran = read_state(run / "checkpoint")
+    records = [json.loads(x) for x in (first / "graded.jsonl").read_text().splitlines() if x]
+    times = {k: ran["metrics"]["seconds"][k] for k in ("rollout", "grading", "monitoring")}
+    training = {"training": replay["seconds"]}
+    summary = summarize(1, records, replay["step"], times | training, bool(cfg.judge.base_url))
+    summary |= {"policy_version": ran["metrics"]["policy_version"]}
+    # the states the run's RNGs had after its first update, as its checkpoint holds them
+    torch.set_rng_state(torch.load(run / "checkpoint" / "optimizer.pt")["torch_rng"])
+    version, internal, gauss = ran["python_rng"]
+    random.setstate((version, tuple(internal), gauss))
+    start = time.perf_counter()
+    save_checkpoint(rl / "checkpoint", model, tok, optimizer, forked, 1, summary)
+    summary["seconds"]["checkpoint"] = round(time.perf_counter() - start, 2)
+    JsonlWriter(rl / "metrics.jsonl").write(summary)
+    write_report(rl)
+    staging.rename(out)
+
+
 def main() -> None:
-    from etude.recipes.coding.checkpoint import load_weights
+    from etude.recipes.coding.checkpoint import load_weights, read_state
     from etude.recipes.coding.config import parse_config
     from etude.recipes.coding.loop import (
         build_optimizer,
@@ -79,12 +135,26 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--run", required=True, help="a coding-loop run directory (out_dir)")
     parser.add_argument("--variant", action="append", default=[], help="NAME:FIELD=VALUE,...")
+    parser.add_argument(
+        "--fork",
+        action="append",
+        default=[],
+        metavar="NAME=OUT",
+        help="write the run continued by variant NAME into OUT",
+    )
     parser.add_argument("--key", required=True, help="store the measurement under this key")
     args = parser.parse_args()
     variants = [("as_run", {})] + [parse_variant(v) for v in args.variant]
     names = [n for n, _ in variants]
     if len(set(names)) != len(names):
         raise SystemExit(f"--variant names must differ from each other and 'as_run': {names}")
+    forks = dict(text.partition("=")[::2] for text in args.fork)
+    for text in args.fork:
+        name, _, out = text.partition("=")
+        if name not in names or not out:
+            raise SystemExit(f"--fork {text!r}: expected NAME=OUT with NAME one of {names}")
+        if Path(out).exists():
+            raise SystemExit(f"--fork {text!r}: {out} already exists; a fork is written anew")
     run = Path(args.run)
     config, first = run / "checkpoint" / "run_config.json", run / "iter_0001"
     for path in (config, first / "graded.jsonl", first / SHIFT):
@@ -94,6 +164,15 @@ def main() -> None:
     if not cfg.model.init:
         raise SystemExit(f"--run {run} has no warm start (model.init) to replay from")
     settings = update_settings(cfg)
+    if forks:
+        iteration = read_state(run / "checkpoint")["iteration"]
+        if iteration != 1:
+            why = "its RNG states are no longer those after the first update"
+            raise SystemExit(f"--fork: {run}'s checkpoint is of iteration {iteration}: {why}")
+        loss_fields = {f.name for f in fields(cfg.loss)}
+        unknown = [k for n, o in variants if n in forks for k in o if k not in loss_fields]
+        if unknown:
+            raise SystemExit(f"--fork: {unknown} are not settings of the loop's loss section")
     if settings.uses_any():
         raise SystemExit(f"--run {run} weighs hint categories; replay runs without hints only")
 
@@ -115,7 +194,7 @@ def main() -> None:
     }
     reference = None
     for name, overrides in variants:
-        if name in result["variants"]:
+        if name in result["variants"] and name not in forks:
             print(f"{name}: stored, not run again")
             continue
         start = time.perf_counter()
@@ -128,13 +207,21 @@ def main() -> None:
             load_weights(Path(cfg.model.init), reference)
             reference.requires_grad_(False).eval()
         optimizer = build_optimizer(model, cfg)
-        policy_step(model, optimizer, tok, trained, step, reference if step.ref_kl else None)
+        step_start = time.perf_counter()
+        metrics = policy_step(
+            model, optimizer, tok, trained, step, reference if step.ref_kl else None
+        )
+        step_seconds = time.perf_counter() - step_start
         shift = episode_shifts(model, tok, records, cfg.loss.max_tokens)
         result["variants"][name] = {
             "overrides": overrides,
             "logprob_shift": shift,
             "seconds": round(time.perf_counter() - start, 1),
         }
+        if name in forks:
+            replay = {"step": metrics, "shift": shift, "seconds": step_seconds}
+            write_fork(Path(forks[name]), run, cfg, overrides, model, tok, optimizer, replay)
+            print(f"{name}: forked into {forks[name]}")
         if name == "as_run":
             result["as_run_max_difference"] = max(
                 abs(a - b)
