@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import shutil
 import time
 from dataclasses import MISSING, fields, replace
@@ -80,12 +79,15 @@ def parse_variant(text: str) -> tuple[str, dict]:
     return name, overrides
 
 
-def write_fork(out: Path, run: Path, cfg, overrides: dict, model, tok, optimizer, replay: dict):
-    """The run in `run` continued by the replayed variant (`overrides` of `cfg.loss`,
-    `model` and `optimizer` after its update, `replay` = {"step", "shift", "seconds"}) as a
-    loop run directory `out/rl` (its tasks in `out/tasks`) at iteration 1. Built in
-    `out.partial` and renamed: `out` is whole or absent."""
-    from etude.recipes.coding.checkpoint import read_state, save_checkpoint
+def write_fork(
+    out: Path, run: Path, cfg, overrides: dict, records: list[dict], model, tok, optimizer, replay
+):
+    """The run in `run` (its first batch's graded `records`) continued by the replayed
+    variant (`overrides` of `cfg.loss`, `model` and `optimizer` after its update, `replay` =
+    {"step", "shift", "seconds"}) as a loop run directory `out/rl` (its tasks in
+    `out/tasks`) at iteration 1. Built in `out.partial` and renamed: `out` is whole or
+    absent."""
+    from etude.recipes.coding.checkpoint import read_state, restore_rng, save_checkpoint
     from etude.recipes.coding.loop import summarize
     from etude.recipes.coding.report import write_report
     from etude.rl.trajectory import JsonlWriter
@@ -103,15 +105,13 @@ def write_fork(out: Path, run: Path, cfg, overrides: dict, model, tok, optimizer
         loss=replace(cfg.loss, **overrides),
     )
     ran = read_state(run / "checkpoint")
-    records = [json.loads(x) for x in (first / "graded.jsonl").read_text().splitlines() if x]
     times = {k: ran["metrics"]["seconds"][k] for k in ("rollout", "grading", "monitoring")}
     training = {"training": replay["seconds"]}
     summary = summarize(1, records, replay["step"], times | training, bool(cfg.judge.base_url))
     summary |= {"policy_version": ran["metrics"]["policy_version"]}
     # the states the run's RNGs had after its first update, as its checkpoint holds them
-    torch.set_rng_state(torch.load(run / "checkpoint" / "optimizer.pt")["torch_rng"])
-    version, internal, gauss = ran["python_rng"]
-    random.setstate((version, tuple(internal), gauss))
+    saved = torch.load(run / "checkpoint" / "optimizer.pt", weights_only=True, map_location="cpu")
+    restore_rng(saved["torch_rng"], ran["python_rng"])
     start = time.perf_counter()
     save_checkpoint(rl / "checkpoint", model, tok, optimizer, forked, 1, summary)
     summary["seconds"]["checkpoint"] = round(time.perf_counter() - start, 2)
@@ -220,7 +220,9 @@ def main() -> None:
         }
         if name in forks:
             replay = {"step": metrics, "shift": shift, "seconds": step_seconds}
-            write_fork(Path(forks[name]), run, cfg, overrides, model, tok, optimizer, replay)
+            write_fork(
+                Path(forks[name]), run, cfg, overrides, records, model, tok, optimizer, replay
+            )
             print(f"{name}: forked into {forks[name]}")
         if name == "as_run":
             result["as_run_max_difference"] = max(

@@ -237,11 +237,17 @@ def load_checkpoint(path: Path, model, optimizer) -> dict:
         optimizer.load_state_dict(saved["optimizer"])
     except ValueError as err:
         raise CheckpointError(f"{path}: the optimizer state does not fit: {err}") from err
-    torch.set_rng_state(saved["torch_rng"])
     state = read_state(path)
-    version, internal, gauss = state["python_rng"]
-    random.setstate((version, tuple(internal), gauss))
+    restore_rng(saved["torch_rng"], state["python_rng"])
     return state
+
+
+def restore_rng(torch_rng: torch.Tensor, python_rng: list) -> None:
+    """Set this process's torch and Python RNGs to the states a checkpoint stored
+    (`python_rng` as JSON gives it back: lists where `random.getstate` has tuples)."""
+    torch.set_rng_state(torch_rng)
+    version, internal, gauss = python_rng
+    random.setstate((version, tuple(internal), gauss))
 
 
 def reconcile_metrics(out_dir: Path, iteration: int | None, last_summary: dict | None) -> None:
