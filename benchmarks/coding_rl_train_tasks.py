@@ -8,22 +8,23 @@ rewards compare different tasks, and a task with no spread in its group (every e
 gives every advantage 0. Here the tasks are chosen (`--tasks`, directories of a
 curriculum's train split; a held-out task is refused) where the warm start's episodes
 sometimes score, so GRPO has a signal from the first iteration. The loop is
-`configs/coding-smol.toml` with `model.init` = `--warm-start`, `tasks.tasks_dir` = copies
-of the tasks under `--out`, `rollout.tasks_per_iteration` = their number, and the budgets
-and optimizer given here. With `--heldout DIR` (a curriculum's held-out split), the last
-weights are then evaluated on those tasks as the loop evaluates held-out tasks (one episode
-each, `configs/coding-smol.toml`'s `tasks.heldout_samples`): does what RL learnt on a few
-tasks carry over? After each update, how it moved the policy on the episodes it trained on
-(`logprob_shift`): per episode, the mean over its sampled tokens of log pi_after - log
-pi_sampler (the sampler is the policy before the update: the loop's ratios are 1) and its
-sum (the episode's change of log-probability), by the sign of the episode's advantage; a
-policy-gradient step should raise the episodes that beat their task's mean and lower the
-others. `--passes` and `--aggregation` set the update's `loss.passes` (optimizer steps per
-batch) and `loss.aggregation`, `--negative-weight` the factor on negative advantages
-(`loss.negative_weight`), `--ref-kl` the weight of the KL towards the warm start
-(`loss.ref_kl`); `--no-hints` weighs no hint category (plain GRPO, no teacher
-pass). Resumable: a rerun with more `--iterations` continues the loop from its checkpoint,
-and a held-out evaluation already run for the last iteration is reused.
+`configs/coding-smol.toml` with `model.init` = `--warm-start`, `tasks.tasks_dir` = copies of
+the tasks under `--out`, `rollout.tasks_per_iteration` = their number, and the budgets and
+optimizer given here. With `--heldout DIR` (a curriculum's held-out split), the last weights
+are then evaluated on those tasks as the loop evaluates held-out tasks (one episode each,
+`configs/coding-smol.toml`'s `tasks.heldout_samples`): does what RL learnt on a few tasks
+carry over? `--iterations 0 --heldout DIR` runs no RL and evaluates the warm start itself
+the same way (in `OUT/heldout-warm-start/`): the baseline. After each update, how it moved
+the policy on the episodes it trained on (`logprob_shift`): per episode, the mean over its
+sampled tokens of log pi_after - log pi_sampler (the sampler is the policy before the
+update: the loop's ratios are 1) and its sum (the episode's change of log-probability), by
+the sign of the episode's advantage; a policy-gradient step should raise the episodes that
+beat their task's mean and lower the others. `--passes` and `--aggregation` set the update's
+`loss.passes` (optimizer steps per batch) and `loss.aggregation`, `--negative-weight` the
+factor on negative advantages (`loss.negative_weight`), `--ref-kl` the weight of the KL
+towards the warm start (`loss.ref_kl`); `--no-hints` weighs no hint category (plain GRPO, no
+teacher pass). Resumable: a rerun with more `--iterations` continues the loop from its
+checkpoint, and a held-out evaluation already run for the last iteration is reused.
 
     T=runs/i16g/curriculum/train
     .venv/bin/python benchmarks/coding_rl_train_tasks.py --warm-start runs/i16g/sft/checkpoint \\
@@ -169,16 +170,14 @@ def iteration_record(rl: Path, summary: dict) -> dict:
     }
 
 
-def evaluate_heldout(cfg, rl: Path) -> dict:
+def evaluate_heldout(cfg, weights: Path, iteration: int, it_dir: Path) -> dict:
     """The loop's held-out evaluation (what it runs after an update with
-    `tasks.heldout_dir`; `cfg` names the directory) of the weights in `rl/checkpoint`, in
-    `rl/heldout-after-<iteration>/` (reused when its summary.json is there)."""
-    from etude.recipes.coding.checkpoint import read_state
+    `tasks.heldout_dir`; `cfg` names the directory) of the checkpoint `weights`, the
+    policy after `iteration` updates, in `it_dir` (reused when its summary.json is
+    there)."""
     from etude.recipes.coding.loop import find_heldout
 
-    iteration = read_state(rl / "checkpoint")["iteration"]
-    it_dir = rl / f"heldout-after-{iteration}"
-    summary = evaluate_weights(cfg, rl / "checkpoint", find_heldout(cfg), it_dir, iteration)
+    summary = evaluate_weights(cfg, weights, find_heldout(cfg), it_dir, iteration)
     episodes = heldout_episodes(it_dir)
     return {
         "after_iteration": iteration,
@@ -191,6 +190,7 @@ def evaluate_heldout(cfg, rl: Path) -> dict:
 
 
 def main() -> None:
+    from etude.recipes.coding.checkpoint import read_state
     from etude.recipes.coding.config import parse_config
     from etude.recipes.coding.loop import train
     from etude.rl.update import AGGREGATIONS
@@ -199,7 +199,9 @@ def main() -> None:
     parser.add_argument("--warm-start", required=True, help="a checkpoint directory")
     parser.add_argument("--tasks", nargs="+", required=True, help="train task directories")
     parser.add_argument("--out", required=True)
-    parser.add_argument("--iterations", type=int, default=5)
+    parser.add_argument(
+        "--iterations", type=int, default=5, help="0: no RL, the warm start on --heldout"
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--group-size", type=int, default=4)
     parser.add_argument("--lr", type=float, default=0.002, help="Muon's learning rate")
@@ -225,6 +227,8 @@ def main() -> None:
     )
     parser.add_argument("--key", required=True, help="store the run under this key")
     args = parser.parse_args()
+    if args.iterations < 0 or (args.iterations == 0 and not args.heldout):
+        raise SystemExit("--iterations: 1 or more, or 0 with --heldout DIR (the warm start's)")
     warm = Path(args.warm_start)
     if not (warm / "state.json").is_file():
         raise SystemExit(f"--warm-start {warm} is not a checkpoint directory (no state.json)")
@@ -258,6 +262,17 @@ def main() -> None:
         data["loss"] |= {"weights": {}, "modes": {}}
     data["optim"] |= {"lr": args.lr, "train_layers": args.train_layers}
     settings = {k: v for k, v in vars(args).items() if k != "key"}
+    if args.iterations == 0:  # no RL: the warm start's own held-out reward, the baseline
+        data["tasks"] |= {"heldout_dir": args.heldout}
+        heldout = evaluate_heldout(parse_config(data), warm, 0, out / "heldout-warm-start")
+        store(
+            RESULT,
+            "coding_rl_train_tasks",
+            args.key,
+            {"settings": settings, "iterations": [], "heldout_after": heldout},
+        )
+        print(f"warm start: held-out reward {heldout['heldout_reward']}")
+        return
     for iterations in range(1, args.iterations + 1):  # saved after each: a cut run keeps them
         train(parse_config(data | {"iterations": iterations}), resume=(rl / "checkpoint").exists())
         it_dir = rl / f"iter_{iterations:04d}"
@@ -267,7 +282,10 @@ def main() -> None:
         save(args.key, settings, rl)
     if args.heldout:
         data["tasks"] |= {"heldout_dir": args.heldout}
-        save(args.key, settings, rl, evaluate_heldout(parse_config(data), rl))
+        iteration = read_state(rl / "checkpoint")["iteration"]
+        it_dir = rl / f"heldout-after-{iteration}"
+        heldout = evaluate_heldout(parse_config(data), rl / "checkpoint", iteration, it_dir)
+        save(args.key, settings, rl, heldout)
 
 
 def save(key: str, settings: dict, rl: Path, heldout: dict | None = None) -> None:
